@@ -1,0 +1,200 @@
+//! The traits every Bebop type implements: [`WireSize`], [`Decode`], [`Encode`] and
+//! [`FixedSize`].
+
+use crate::{Error, ErrorKind, Limits, Reader, Sink, SliceWriter};
+
+/// Static facts about a type's wire size, used to reject impossible lengths before reading
+/// and to size fixed records at compile time.
+pub trait WireSize {
+    /// `Some(n)` when every value of the type encodes to exactly `n` bytes.
+    const FIXED_SIZE: Option<usize> = None;
+    /// The fewest bytes any value of the type encodes to.
+    const MIN_SIZE: usize;
+}
+
+impl<T: WireSize + ?Sized> WireSize for &T {
+    const FIXED_SIZE: Option<usize> = T::FIXED_SIZE;
+    const MIN_SIZE: usize = T::MIN_SIZE;
+}
+
+/// Types whose every value has the same wire size, known at compile time.
+///
+/// ```
+/// use bebop_core::{FixedSize, Uuid, Timestamp};
+///
+/// assert_eq!(<u32 as FixedSize>::SIZE, 4);
+/// assert_eq!(Timestamp::SIZE, 16);
+/// assert_eq!(<[Uuid; 2]>::SIZE, 32);
+/// let _buf = [0u8; Timestamp::SIZE];
+/// ```
+pub trait FixedSize: WireSize {
+    /// The wire size of every value.
+    const SIZE: usize;
+}
+
+/// Decoding from borrowed bytes.
+///
+/// `'a` is the lifetime of the input: views such as `&'a str` and [`Array<'a, T>`](crate::Array)
+/// point into it instead of copying. Decoding validates everything (bounds, UTF-8, NUL
+/// terminators, enum values, discriminators, nesting and element limits), so a decoded value
+/// can be read without further checks.
+///
+/// ```
+/// use bebop_core::{Decode, ErrorKind};
+///
+/// assert_eq!(<&str>::from_bytes(b"\x05\0\0\0hello\0"), Ok("hello"));
+/// // The whole input must be one value.
+/// let err = u16::from_bytes(&[1, 0, 0]).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::TrailingBytes);
+/// ```
+pub trait Decode<'a>: WireSize + Sized {
+    /// True when every `FIXED_SIZE`-byte pattern is a valid value, decoding it reads exactly
+    /// those bytes, and it touches neither depth nor budget (integers, floats, uuids and
+    /// structs made only of such fields). Arrays of such types are views created in O(1).
+    const ALWAYS_VALID: bool = false;
+
+    /// Reads one value from `reader`.
+    fn decode(reader: &mut Reader<'a>) -> Result<Self, Error>;
+
+    /// Decodes `bytes` as exactly one value under [`Limits::DEFAULT`].
+    #[inline]
+    fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::from_bytes_with_limits(bytes, Limits::DEFAULT)
+    }
+
+    /// Decodes `bytes` as exactly one value under the given limits.
+    fn from_bytes_with_limits(bytes: &'a [u8], limits: Limits) -> Result<Self, Error> {
+        let mut reader = Reader::with_limits(bytes, limits);
+        let value = Self::decode(&mut reader)?;
+        reader.finish()?;
+        Ok(value)
+    }
+
+    /// Decodes one value from the start of `bytes` and returns it with the number of bytes it
+    /// used; whatever follows is left alone (for streams of back-to-back values).
+    ///
+    /// ```
+    /// use bebop_core::Decode;
+    ///
+    /// let (v, used) = u16::decode_prefix(&[1, 0, 0xff]).unwrap();
+    /// assert_eq!((v, used), (1, 2));
+    /// ```
+    fn decode_prefix(bytes: &'a [u8]) -> Result<(Self, usize), Error> {
+        let mut reader = Reader::new(bytes);
+        let value = Self::decode(&mut reader)?;
+        Ok((value, reader.offset()))
+    }
+
+    /// Decodes `count` consecutive values onto `out`. Scalars override this with a bulk copy.
+    #[cfg(feature = "alloc")]
+    #[doc(hidden)]
+    fn extend_vec(
+        reader: &mut Reader<'a>,
+        count: usize,
+        out: &mut alloc::vec::Vec<Self>,
+    ) -> Result<(), Error> {
+        crate::owned::extend_vec_default(reader, count, out)
+    }
+}
+
+/// Encoding into a [`Sink`]: a caller-supplied buffer, an `embedded_io::Write`, or (with the
+/// `bebop` crate) a `Vec` or `std::io::Write`.
+///
+/// ```
+/// use bebop_core::{Encode, ErrorKind};
+///
+/// let mut buf = [0u8; 16];
+/// let n = "hello".encode_into(&mut buf).unwrap();
+/// assert_eq!(&buf[..n], b"\x05\0\0\0hello\0");
+///
+/// // Too small: nothing is written and the error says how much is needed.
+/// let err = "hello".encode_into(&mut buf[..4]).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::BufferTooSmall);
+/// assert_eq!(err.needed(), Some(10));
+/// ```
+pub trait Encode: WireSize {
+    /// The exact number of bytes [`encode`](Self::encode) writes.
+    fn encoded_size(&self) -> usize;
+
+    /// Writes the value to `sink`.
+    fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error>;
+
+    /// Encodes into the front of `buf` and returns the number of bytes written. When the value
+    /// does not fit, nothing is written and the error ([`ErrorKind::BufferTooSmall`]) carries
+    /// the size needed.
+    fn encode_into(&self, buf: &mut [u8]) -> Result<usize, Error> {
+        let needed = self.encoded_size();
+        let Some(dst) = buf.get_mut(..needed) else {
+            return Err(Error::new(ErrorKind::BufferTooSmall, 0).with_detail(needed as u64));
+        };
+        let mut writer = SliceWriter::new(dst);
+        self.encode(&mut writer)?;
+        Ok(writer.position())
+    }
+
+    /// Encodes into the front of `buf` and returns the written bytes.
+    fn encode_to_slice<'b>(&self, buf: &'b mut [u8]) -> Result<&'b mut [u8], Error> {
+        let n = self.encode_into(buf)?;
+        Ok(&mut buf[..n])
+    }
+
+    /// Writes the value straight into an `embedded_io::Write`, without an intermediate
+    /// buffer, and returns the number of bytes written.
+    #[cfg(feature = "embedded-io")]
+    fn encode_to_io<W: embedded_io::Write>(
+        &self,
+        writer: &mut W,
+    ) -> Result<usize, crate::IoError<W::Error>> {
+        let mut sink = crate::IoWriter::new(writer);
+        self.encode(&mut sink)?;
+        Ok(sink.written())
+    }
+
+    /// Writes a run of values back to back. Scalars override this to write their bytes in
+    /// one piece; everything else loops.
+    #[doc(hidden)]
+    #[inline]
+    fn encode_many<S: Sink>(items: &[Self], sink: &mut S) -> Result<(), S::Error>
+    where
+        Self: Sized,
+    {
+        for item in items {
+            item.encode(sink)?;
+        }
+        Ok(())
+    }
+
+    /// The encoded size of a run of values, in O(1) for fixed-size types.
+    #[doc(hidden)]
+    #[inline]
+    fn encoded_size_many(items: &[Self]) -> usize
+    where
+        Self: Sized,
+    {
+        match Self::FIXED_SIZE {
+            Some(size) => size * items.len(),
+            None => items.iter().map(Encode::encoded_size).sum(),
+        }
+    }
+}
+
+impl<T: Encode + ?Sized> Encode for &T {
+    #[inline]
+    fn encoded_size(&self) -> usize {
+        (**self).encoded_size()
+    }
+    #[inline]
+    fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
+        (**self).encode(sink)
+    }
+}
+
+/// The wire size of a message field: its tag byte and value when present, nothing when absent.
+/// For generated message encoders.
+#[inline]
+pub fn field_size<T: Encode>(field: &Option<T>) -> usize {
+    match field {
+        Some(v) => 1 + v.encoded_size(),
+        None => 0,
+    }
+}

@@ -1,0 +1,310 @@
+//! The map view, [`Map`], for `map[K, V]`.
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::marker::PhantomData;
+
+use crate::{Decode, Encode, Error, Reader, Sink, WireSize};
+
+/// A view of a map `map[K, V]`: decoded (validated wire bytes, entries decoded as they are
+/// read) or built from a caller's slice of pairs.
+///
+/// Entries come out in wire order, duplicates included. [`get`](Self::get) returns the value of
+/// the *last* entry with the key, which is what converting to an owned map keeps.
+///
+/// ```
+/// use bebop_core::{Decode, Encode, Map};
+///
+/// // map[uint8, int32] {1: 100, 2: 200}
+/// let bytes = [2, 0, 0, 0, 1, 100, 0, 0, 0, 2, 200, 0, 0, 0];
+/// let map = Map::<u8, i32>::from_bytes(&bytes)?;
+/// assert_eq!(map.len(), 2);
+/// assert_eq!(map.get(&2), Some(200));
+/// assert_eq!(map.iter().collect::<Vec<_>>(), [(1, 100), (2, 200)]);
+///
+/// let built = Map::from_slice(&[(1u8, 100i32), (2, 200)]);
+/// let mut out = [0u8; 14];
+/// assert_eq!(built.encode_to_slice(&mut out)?, &bytes);
+/// # Ok::<(), bebop_core::Error>(())
+/// ```
+pub struct Map<'a, K, V> {
+    repr: Repr<'a, K, V>,
+}
+
+enum Repr<'a, K, V> {
+    Wire {
+        bytes: &'a [u8],
+        len: usize,
+        _kv: PhantomData<fn() -> (K, V)>,
+    },
+    Slice(&'a [(K, V)]),
+}
+
+impl<K, V> Clone for Repr<'_, K, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K, V> Copy for Repr<'_, K, V> {}
+
+impl<K, V> Clone for Map<'_, K, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K, V> Copy for Map<'_, K, V> {}
+
+impl<K, V> Default for Map<'_, K, V> {
+    fn default() -> Self {
+        Map::from_slice(&[])
+    }
+}
+
+impl<'a, K, V> Map<'a, K, V> {
+    /// A view of a caller's entries, for encoding. They are written in slice order.
+    pub const fn from_slice(entries: &'a [(K, V)]) -> Self {
+        Map {
+            repr: Repr::Slice(entries),
+        }
+    }
+
+    /// The number of entries (duplicates included).
+    pub const fn len(&self) -> usize {
+        match self.repr {
+            Repr::Wire { len, .. } => len,
+            Repr::Slice(entries) => entries.len(),
+        }
+    }
+
+    /// True when there are no entries.
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries' wire bytes (without the count prefix) when the view was decoded.
+    pub const fn wire_bytes(&self) -> Option<&'a [u8]> {
+        match self.repr {
+            Repr::Wire { bytes, .. } => Some(bytes),
+            Repr::Slice(_) => None,
+        }
+    }
+}
+
+impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Map<'a, K, V> {
+    /// Iterates over the entries in wire order.
+    pub fn iter(&self) -> Iter<'a, K, V> {
+        Iter {
+            repr: match self.repr {
+                Repr::Wire { bytes, len, .. } => IterRepr::Wire {
+                    reader: Reader::trusted(bytes),
+                    left: len,
+                    _kv: PhantomData,
+                },
+                Repr::Slice(entries) => IterRepr::Slice(entries.iter()),
+            },
+        }
+    }
+
+    /// The value of the last entry whose key equals `key` (a linear scan).
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: PartialEq + ?Sized,
+    {
+        let mut found = None;
+        for (k, v) in self.iter() {
+            if k.borrow() == key {
+                found = Some(v);
+            }
+        }
+        found
+    }
+
+    /// True when some entry has the key.
+    pub fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: PartialEq + ?Sized,
+    {
+        self.iter().any(|(k, _)| k.borrow() == key)
+    }
+
+    /// Iterates over the keys in wire order.
+    pub fn keys(&self) -> impl Iterator<Item = K> + 'a {
+        self.iter().map(|(k, _)| k)
+    }
+
+    /// Iterates over the values in wire order.
+    pub fn values(&self) -> impl Iterator<Item = V> + 'a {
+        self.iter().map(|(_, v)| v)
+    }
+}
+
+impl<K, V> WireSize for Map<'_, K, V> {
+    const MIN_SIZE: usize = 4;
+}
+
+impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
+    fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
+        let entry_min = K::MIN_SIZE + V::MIN_SIZE;
+        let len = reader.read_length(entry_min)?;
+        if entry_min == 0 {
+            reader.charge_empty(len)?;
+        }
+        let start = reader.remaining_bytes();
+        reader.nested(|r| {
+            for _ in 0..len {
+                K::decode(r)?;
+                V::decode(r)?;
+            }
+            Ok(())
+        })?;
+        let used = start.len() - reader.remaining();
+        Ok(Map {
+            repr: Repr::Wire {
+                bytes: &start[..used],
+                len,
+                _kv: PhantomData,
+            },
+        })
+    }
+}
+
+impl<'a, K: Decode<'a> + Encode, V: Decode<'a> + Encode> Encode for Map<'a, K, V> {
+    fn encoded_size(&self) -> usize {
+        4 + match self.repr {
+            Repr::Wire { bytes, .. } => bytes.len(),
+            Repr::Slice(entries) => entries
+                .iter()
+                .map(|(k, v)| k.encoded_size() + v.encoded_size())
+                .sum(),
+        }
+    }
+
+    fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
+        sink.write_len(self.len())?;
+        match self.repr {
+            Repr::Wire { bytes, .. } => sink.write(bytes),
+            Repr::Slice(entries) => {
+                for (k, v) in entries {
+                    k.encode(sink)?;
+                    v.encode(sink)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<'a, K, V> PartialEq for Map<'a, K, V>
+where
+    K: Decode<'a> + Clone + PartialEq,
+    V: Decode<'a> + Clone + PartialEq,
+{
+    /// Entry-by-entry equality in wire order.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<'a, K, V> fmt::Debug for Map<'a, K, V>
+where
+    K: Decode<'a> + Clone + fmt::Debug,
+    V: Decode<'a> + Clone + fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl<'a, K, V> defmt::Format for Map<'a, K, V>
+where
+    K: Decode<'a> + Clone + defmt::Format,
+    V: Decode<'a> + Clone + defmt::Format,
+{
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{{");
+        for (i, (k, v)) in self.iter().enumerate() {
+            if i > 0 {
+                defmt::write!(f, ", ");
+            }
+            defmt::write!(f, "{}: {}", k, v);
+        }
+        defmt::write!(f, "}}");
+    }
+}
+
+impl<'a, K, V> From<&'a [(K, V)]> for Map<'a, K, V> {
+    fn from(entries: &'a [(K, V)]) -> Self {
+        Map::from_slice(entries)
+    }
+}
+
+impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> IntoIterator for Map<'a, K, V> {
+    type Item = (K, V);
+    type IntoIter = Iter<'a, K, V>;
+    fn into_iter(self) -> Iter<'a, K, V> {
+        self.iter()
+    }
+}
+
+impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> IntoIterator for &Map<'a, K, V> {
+    type Item = (K, V);
+    type IntoIter = Iter<'a, K, V>;
+    fn into_iter(self) -> Iter<'a, K, V> {
+        self.iter()
+    }
+}
+
+/// Iterator over the entries of a [`Map`].
+pub struct Iter<'a, K, V> {
+    repr: IterRepr<'a, K, V>,
+}
+
+enum IterRepr<'a, K, V> {
+    Wire {
+        reader: Reader<'a>,
+        left: usize,
+        _kv: PhantomData<fn() -> (K, V)>,
+    },
+    Slice(core::slice::Iter<'a, (K, V)>),
+}
+
+impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Iterator for Iter<'a, K, V> {
+    type Item = (K, V);
+
+    fn next(&mut self) -> Option<(K, V)> {
+        match &mut self.repr {
+            IterRepr::Slice(it) => it.next().cloned(),
+            IterRepr::Wire { reader, left, .. } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                // Validated when decoded; a failure here can only come from a broken impl.
+                match (K::decode(reader), V::decode(reader)) {
+                    (Ok(k), Ok(v)) => Some((k, v)),
+                    _ => {
+                        *left = 0;
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match &self.repr {
+            IterRepr::Wire { left, .. } => *left,
+            IterRepr::Slice(it) => it.len(),
+        };
+        (n, Some(n))
+    }
+}
+
+impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> ExactSizeIterator for Iter<'a, K, V> {}
+impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> core::iter::FusedIterator
+    for Iter<'a, K, V>
+{
+}

@@ -1,0 +1,470 @@
+//! The bounds-checked input cursor every decoder reads through.
+
+use crate::{Decode, Error, ErrorKind};
+
+/// Limits that keep hostile input from exhausting the stack or the CPU.
+///
+/// Bebop has no pointers, so every byte is read at most once while decoding; what remains for
+/// an attacker is deep nesting (stack) and arrays of zero-sized elements (an array of four
+/// billion empty structs fits in four bytes). Both are bounded here.
+///
+/// ```
+/// use bebop_core::{Decode, Limits, Reader};
+///
+/// let limits = Limits { max_depth: 8, ..Limits::DEFAULT };
+/// let mut reader = Reader::with_limits(&[5, 0, 0, 0, b'h', b'e', b'l', b'l', b'o', 0], limits);
+/// assert_eq!(<&str>::decode(&mut reader), Ok("hello"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Limits {
+    /// How many messages, unions and arrays or maps of non-scalar elements may enclose one
+    /// another. Each level costs a few hundred bytes of stack in generated decoders.
+    pub max_depth: u32,
+    /// How many zero-sized elements (empty structs, and fixed arrays of them) all the arrays
+    /// and maps of one decode may declare in total.
+    pub max_empty_elements: u64,
+}
+
+impl Limits {
+    /// The default nesting limit: 64 levels (a message holding an array of messages uses two).
+    pub const DEFAULT_MAX_DEPTH: u32 = 64;
+    /// The default budget of zero-sized elements: 2^20.
+    pub const DEFAULT_MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
+
+    /// The limits [`Decode::from_bytes`] applies.
+    pub const DEFAULT: Limits = Limits {
+        max_depth: Self::DEFAULT_MAX_DEPTH,
+        max_empty_elements: Self::DEFAULT_MAX_EMPTY_ELEMENTS,
+    };
+
+    /// No limits at all. Views use this to re-read bytes that were already validated under
+    /// the caller's limits; do not use it on untrusted input.
+    pub const NONE: Limits = Limits {
+        max_depth: u32::MAX,
+        max_empty_elements: u64::MAX,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// A cursor over borrowed input.
+///
+/// Every read is bounds-checked and returns an [`Error`] carrying the absolute byte offset;
+/// nothing here panics or allocates. Generated decoders are written against this type.
+///
+/// ```
+/// use bebop_core::Reader;
+///
+/// let mut r = Reader::new(&[0x2a, 0, 0, 0, 7]);
+/// assert_eq!(r.read::<i32>(), Ok(42));
+/// assert_eq!(r.offset(), 4);
+/// assert_eq!(r.read_u8(), Ok(7));
+/// assert!(r.read_u8().is_err());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    /// The unread bytes of the current scope (the whole input, or a message or union body).
+    rest: &'a [u8],
+    /// Absolute offset of the end of `rest`, so that `end - rest.len()` is the position.
+    end: usize,
+    depth_left: u32,
+    empty_left: u64,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `bytes` with [`Limits::DEFAULT`].
+    pub const fn new(bytes: &'a [u8]) -> Self {
+        Self::with_limits(bytes, Limits::DEFAULT)
+    }
+
+    /// A reader over `bytes` with the given limits.
+    pub const fn with_limits(bytes: &'a [u8], limits: Limits) -> Self {
+        Reader {
+            rest: bytes,
+            end: bytes.len(),
+            depth_left: limits.max_depth,
+            empty_left: limits.max_empty_elements,
+        }
+    }
+
+    /// A reader over bytes that an earlier decode already validated (used by views).
+    pub(crate) const fn trusted(bytes: &'a [u8]) -> Self {
+        Self::with_limits(bytes, Limits::NONE)
+    }
+
+    /// The absolute offset of the next byte to read.
+    #[inline]
+    pub const fn offset(&self) -> usize {
+        self.end - self.rest.len()
+    }
+
+    /// How many bytes are left in the current scope.
+    #[inline]
+    pub const fn remaining(&self) -> usize {
+        self.rest.len()
+    }
+
+    /// The unread bytes of the current scope, without consuming them.
+    #[inline]
+    pub const fn remaining_bytes(&self) -> &'a [u8] {
+        self.rest
+    }
+
+    /// An error of `kind` at the current offset.
+    #[inline]
+    pub const fn error(&self, kind: ErrorKind) -> Error {
+        Error::new(kind, self.offset())
+    }
+
+    #[cold]
+    fn end_error(&self, wanted: usize) -> Error {
+        self.error(ErrorKind::UnexpectedEnd)
+            .with_detail((wanted - self.rest.len()) as u64)
+    }
+
+    /// Reads one byte.
+    #[inline]
+    pub fn read_u8(&mut self) -> Result<u8, Error> {
+        match self.rest.split_first() {
+            Some((&b, rest)) => {
+                self.rest = rest;
+                Ok(b)
+            }
+            None => Err(self.end_error(1)),
+        }
+    }
+
+    /// Reads `N` bytes as an array reference (zero-copy).
+    #[inline]
+    pub fn read_array<const N: usize>(&mut self) -> Result<&'a [u8; N], Error> {
+        match self.rest.split_first_chunk::<N>() {
+            Some((head, rest)) => {
+                self.rest = rest;
+                Ok(head)
+            }
+            None => Err(self.end_error(N)),
+        }
+    }
+
+    /// Reads a little-endian `u32` (the type of every length and count prefix).
+    #[inline]
+    pub fn read_u32(&mut self) -> Result<u32, Error> {
+        self.read_array::<4>().map(|b| u32::from_le_bytes(*b))
+    }
+
+    /// Takes the next `len` bytes (zero-copy).
+    #[inline]
+    pub fn take(&mut self, len: usize) -> Result<&'a [u8], Error> {
+        if len > self.rest.len() {
+            return Err(self.end_error(len));
+        }
+        let (head, rest) = self.rest.split_at(len);
+        self.rest = rest;
+        Ok(head)
+    }
+
+    /// Reads a `u32` length prefix and checks that at least `len * unit` more bytes remain;
+    /// the error points at the prefix. Returns the length.
+    ///
+    /// This is the check that stops a short input from claiming a huge array.
+    #[inline]
+    pub fn read_length(&mut self, unit: usize) -> Result<usize, Error> {
+        let at = self.offset();
+        let len = self.read_u32()?;
+        let n = len as usize;
+        match n.checked_mul(unit) {
+            Some(bytes) if bytes <= self.rest.len() => Ok(n),
+            _ => Err(Error::new(ErrorKind::LengthOutOfBounds, at).with_detail(len as u64)),
+        }
+    }
+
+    /// Takes every remaining byte of the current scope.
+    #[inline]
+    pub fn take_rest(&mut self) -> &'a [u8] {
+        core::mem::take(&mut self.rest)
+    }
+
+    /// Decodes one `T`.
+    #[inline]
+    pub fn read<T: Decode<'a>>(&mut self) -> Result<T, Error> {
+        T::decode(self)
+    }
+
+    /// Fails with [`ErrorKind::TrailingBytes`] unless the input is used up.
+    pub fn finish(&self) -> Result<(), Error> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(self
+                .error(ErrorKind::TrailingBytes)
+                .with_detail(self.rest.len() as u64))
+        }
+    }
+
+    /// Runs `f` one nesting level deeper, failing with [`ErrorKind::TooDeep`] when the depth
+    /// limit is used up. Generated code does not need this directly: messages, unions and
+    /// element walks call it.
+    #[inline]
+    pub fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, Error>) -> Result<T, Error> {
+        if self.depth_left == 0 {
+            return Err(self.error(ErrorKind::TooDeep));
+        }
+        self.depth_left -= 1;
+        let out = f(self);
+        self.depth_left += 1;
+        out
+    }
+
+    /// Charges `count` zero-sized elements against the budget.
+    #[inline]
+    pub fn charge_empty(&mut self, count: usize) -> Result<(), Error> {
+        let count = count as u64;
+        if count > self.empty_left {
+            return Err(self.error(ErrorKind::BudgetExhausted).with_detail(count));
+        }
+        self.empty_left -= count;
+        Ok(())
+    }
+
+    /// Runs `f` on the next `len` bytes as a scope of their own, then continues after them
+    /// whatever `f` read. `len_at` is where the prefix was, for the error.
+    fn scoped<T>(
+        &mut self,
+        len_at: usize,
+        len: u32,
+        f: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let n = len as usize;
+        if n > self.rest.len() {
+            return Err(Error::new(ErrorKind::LengthOutOfBounds, len_at).with_detail(len as u64));
+        }
+        if self.depth_left == 0 {
+            return Err(Error::new(ErrorKind::TooDeep, len_at));
+        }
+        let (body, after) = self.rest.split_at(n);
+        let outer_end = self.end;
+        self.end = self.offset() + n;
+        self.rest = body;
+        self.depth_left -= 1;
+        let out = f(self);
+        self.depth_left += 1;
+        self.rest = after;
+        self.end = outer_end;
+        out
+    }
+
+    /// Decodes a message body: reads its `u32` length, runs `f` on the body (which reads
+    /// `(tag, value)` pairs with [`read_tag`](Self::read_tag) until tag 0 or an unknown tag),
+    /// then continues after the body, skipping whatever `f` did not read.
+    ///
+    /// ```
+    /// use bebop_core::Reader;
+    ///
+    /// // message { id(1): int32; } holding id = 42, then an unknown field 9 and padding.
+    /// let bytes = [9, 0, 0, 0, 1, 42, 0, 0, 0, 9, 0xff, 0xff, 0xff];
+    /// let mut r = Reader::new(&bytes);
+    /// let id = r.message(|r| {
+    ///     let mut id = None;
+    ///     loop {
+    ///         match r.read_tag()? {
+    ///             1 => id = Some(r.read::<i32>()?),
+    ///             _ => break, // 0 ends the message; unknown tags end what we can read
+    ///         }
+    ///     }
+    ///     Ok(id)
+    /// });
+    /// assert_eq!(id, Ok(Some(42)));
+    /// assert_eq!(r.remaining(), 0);
+    /// ```
+    #[inline]
+    pub fn message<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let at = self.offset();
+        let len = self.read_u32()?;
+        self.scoped(at, len, f)
+    }
+
+    /// Reads a message field tag: 0 marks the end of the message.
+    #[inline]
+    pub fn read_tag(&mut self) -> Result<u8, Error> {
+        self.read_u8()
+    }
+
+    /// Decodes a union: reads its `u32` length and discriminator, runs `f` on the branch body
+    /// with the discriminator, then continues after the union, skipping what `f` did not read.
+    ///
+    /// `f` returns [`Reader::unknown_discriminator`] for a discriminator it does not know
+    /// (or, for a `@forward_compatible` union, keeps [`take_rest`](Self::take_rest)).
+    #[inline]
+    pub fn union<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self, u8) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let at = self.offset();
+        let len = self.read_u32()?;
+        self.scoped(at, len, |r| {
+            let d = r.read_u8()?;
+            f(r, d)
+        })
+    }
+
+    /// The error for an unknown union discriminator `d` just read.
+    #[cold]
+    pub fn unknown_discriminator(&self, d: u8) -> Error {
+        Error::new(ErrorKind::InvalidDiscriminator, self.offset() - 1).with_detail(d as u64)
+    }
+
+    /// Validates `count` consecutive elements of `T` and returns their bytes.
+    ///
+    /// An input that cannot hold `count` elements of `T`'s minimum size fails at once, before
+    /// any element is read; zero-sized elements are charged to the budget; elements whose
+    /// every bit pattern is valid are not visited at all, so this is O(1) for them.
+    pub fn elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
+        let start = self.rest;
+        if let Some(size) = T::FIXED_SIZE {
+            if size == 0 {
+                self.charge_empty(count)?;
+            }
+            let total = match size.checked_mul(count) {
+                Some(total) if total <= self.rest.len() => total,
+                _ => {
+                    return Err(self
+                        .error(ErrorKind::LengthOutOfBounds)
+                        .with_detail(count as u64));
+                }
+            };
+            if T::ALWAYS_VALID {
+                return self.take(total);
+            }
+        } else if T::MIN_SIZE == 0 {
+            self.charge_empty(count)?;
+        } else if count
+            .checked_mul(T::MIN_SIZE)
+            .is_none_or(|min| min > self.rest.len())
+        {
+            return Err(self
+                .error(ErrorKind::LengthOutOfBounds)
+                .with_detail(count as u64));
+        }
+        self.nested(|r| {
+            for _ in 0..count {
+                T::decode(r)?;
+            }
+            Ok(())
+        })?;
+        let used = start.len() - self.rest.len();
+        Ok(&start[..used])
+    }
+
+    /// Decodes one `T` and returns it with the bytes it was read from.
+    pub fn read_with_bytes<T: Decode<'a>>(&mut self) -> Result<(T, &'a [u8]), Error> {
+        let start = self.rest;
+        let v = T::decode(self)?;
+        let used = start.len() - self.rest.len();
+        Ok((v, &start[..used]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_are_absolute_inside_scopes() {
+        // message of length 3 holding an incomplete int32 field.
+        let bytes = [0xAA, 3, 0, 0, 0, 1, 2, 3];
+        let mut r = Reader::new(&bytes);
+        r.read_u8().unwrap();
+        let err = r
+            .message(|r| {
+                assert_eq!(r.offset(), 5);
+                assert_eq!(r.read_tag()?, 1);
+                r.read::<i32>()
+            })
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnexpectedEnd);
+        assert_eq!(err.offset(), 6);
+        assert_eq!(err.detail(), 2);
+    }
+
+    #[test]
+    fn message_length_past_end_points_at_prefix() {
+        let bytes = [0, 0xff, 0xff, 0xff, 0xff, 0];
+        let mut r = Reader::new(&bytes);
+        r.read_u8().unwrap();
+        let err = r.message(|_| Ok(())).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LengthOutOfBounds);
+        assert_eq!(err.offset(), 1);
+        assert_eq!(err.detail(), u32::MAX as u64);
+    }
+
+    #[test]
+    fn depth_limit_applies_to_scopes() {
+        let limits = Limits {
+            max_depth: 2,
+            ..Limits::DEFAULT
+        };
+        // three nested messages: 11 = 4+1 + (4+1+1) ...
+        let bytes = [11, 0, 0, 0, 6, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+        let mut r = Reader::with_limits(&bytes, limits);
+        let err = r
+            .message(|r| r.message(|r| r.message(|r| r.read_tag())))
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooDeep);
+        assert_eq!(err.offset(), 8);
+        // With one more level allowed it decodes.
+        let mut r = Reader::with_limits(
+            &bytes,
+            Limits {
+                max_depth: 3,
+                ..limits
+            },
+        );
+        assert_eq!(
+            r.message(|r| r.message(|r| r.message(|r| r.read_tag()))),
+            Ok(0)
+        );
+    }
+
+    #[test]
+    fn budget_is_shared_across_the_decode() {
+        let mut r = Reader::with_limits(
+            &[],
+            Limits {
+                max_empty_elements: 10,
+                ..Limits::DEFAULT
+            },
+        );
+        assert!(r.charge_empty(6).is_ok());
+        assert!(r.charge_empty(4).is_ok());
+        assert_eq!(
+            r.charge_empty(1).unwrap_err().kind(),
+            ErrorKind::BudgetExhausted
+        );
+    }
+
+    #[test]
+    fn read_length_rejects_counts_the_input_cannot_hold() {
+        let mut r = Reader::new(&[3, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        let err = r.clone().read_length(4).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LengthOutOfBounds);
+        assert_eq!(r.read_length(2), Ok(3));
+        let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff]);
+        assert!(r.read_length(usize::MAX).is_err());
+    }
+
+    #[test]
+    fn finish_reports_trailing_bytes() {
+        let r = Reader::new(&[1, 2]);
+        let err = r.finish().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TrailingBytes);
+        assert_eq!(err.detail(), 2);
+    }
+}
