@@ -13,7 +13,7 @@
 //! scores.insert(String::from("ada"), 3u32);
 //! scores.insert(String::from("bob"), 1);
 //!
-//! let bytes = scores.to_vec()?;
+//! let bytes = scores.encode_to_vec()?;
 //! // Owned maps encode in ascending key order.
 //! assert_eq!(&bytes[..4], &[2, 0, 0, 0]);
 //! assert_eq!(BTreeMap::<String, u32>::from_bytes(&bytes)?, scores);
@@ -39,7 +39,7 @@ pub use stdio::{StdWriter, system_time_to_timestamp, timestamp_to_system_time};
 /// Encoding into growable outputs, for every [`Encode`] type.
 pub trait EncodeExt: Encode {
     /// Encodes into a new `Vec<u8>` of exactly the right capacity.
-    fn to_vec(&self) -> Result<Vec<u8>, Error> {
+    fn encode_to_vec(&self) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(self.encoded_size());
         self.encode(&mut out)?;
         Ok(out)
@@ -72,7 +72,7 @@ impl<T: Encode + ?Sized> EncodeExt for T {}
 /// # Ok::<(), bebop::Error>(())
 /// ```
 pub fn encode_to_vec<T: Encode + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
-    value.to_vec()
+    value.encode_to_vec()
 }
 
 #[cfg(test)]
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn owned_types_round_trip() {
         let v: Vec<String> = vec!["ab".into(), "cde".into()];
-        let bytes = v.to_vec().unwrap();
+        let bytes = v.encode_to_vec().unwrap();
         assert_eq!(
             bytes,
             [
@@ -109,11 +109,11 @@ mod tests {
         );
         assert_eq!(Vec::<String>::from_bytes(&bytes).unwrap(), v);
         let nested: Vec<Vec<i32>> = vec![vec![1, 2], vec![3]];
-        let bytes = nested.to_vec().unwrap();
+        let bytes = nested.encode_to_vec().unwrap();
         assert_eq!(Vec::<Vec<i32>>::from_bytes(&bytes).unwrap(), nested);
         let boxed: Box<u16> = Box::new(7);
         assert_eq!(
-            Box::<u16>::from_bytes(&boxed.to_vec().unwrap()).unwrap(),
+            Box::<u16>::from_bytes(&boxed.encode_to_vec().unwrap()).unwrap(),
             boxed
         );
     }

@@ -106,7 +106,7 @@ mod tests {
         let mut out = Vec::new();
         let n = v.write_to(&mut out).unwrap();
         assert_eq!(n, out.len());
-        assert_eq!(out, v.to_vec().unwrap());
+        assert_eq!(out, v.encode_to_vec().unwrap());
     }
 
     #[test]

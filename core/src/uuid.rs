@@ -55,7 +55,7 @@ impl Uuid {
     pub const NIL: Uuid = Uuid([0; 16]);
 
     /// A UUID from its 16 bytes.
-    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+    pub const fn from_array(bytes: [u8; 16]) -> Self {
         Uuid(bytes)
     }
 
