@@ -247,8 +247,8 @@ impl Duration {
     /// A duration from its parts, checking the nanosecond range and that the signs agree.
     pub const fn new(seconds: i64, nanos: i32) -> Result<Self, Error> {
         let in_range = nanos > -NANOS_PER_SEC && nanos < NANOS_PER_SEC;
-        let same_sign = !(seconds > 0 && nanos < 0) && !(seconds < 0 && nanos > 0);
-        if !in_range || !same_sign {
+        let mixed_signs = (seconds > 0 && nanos < 0) || (seconds < 0 && nanos > 0);
+        if !in_range || mixed_signs {
             return Err(Error::new(ErrorKind::InvalidDuration, 0));
         }
         Ok(Duration { seconds, nanos })

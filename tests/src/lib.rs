@@ -255,11 +255,9 @@ impl<'a> Decode<'a> for Event<'a> {
             1 => Ok(Event::Ping { seq: r.read()? }),
             2 => r.message(|r| {
                 let mut body = None;
-                loop {
-                    match r.read_tag()? {
-                        1 => body = Some(r.read()?),
-                        _ => break,
-                    }
+                // Tag 1 is the only field; 0 ends the message and unknown tags stop reading.
+                while r.read_tag()? == 1 {
+                    body = Some(r.read()?);
                 }
                 Ok(Event::Text { body })
             }),
@@ -401,7 +399,7 @@ impl Chain<'_> {
     }
 
     /// The number of links, following `next` (iteratively, so long chains need no stack).
-    pub fn len(&self) -> Result<usize, Error> {
+    pub fn link_count(&self) -> Result<usize, Error> {
         let mut n = 1;
         let mut cur = *self;
         while let Some(next) = cur.next {

@@ -263,7 +263,7 @@ proptest! {
         }
         let bytes = bytes.unwrap();
         let mut cur = Chain::from_bytes(&bytes).unwrap();
-        prop_assert_eq!(cur.len(), Ok(values.len()));
+        prop_assert_eq!(cur.link_count(), Ok(values.len()));
         for v in &values {
             prop_assert_eq!(cur.value, Some(*v));
             if let Some(next) = cur.next {

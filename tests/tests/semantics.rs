@@ -234,7 +234,7 @@ fn self_referential_messages_via_lazy() {
     let bytes = c1.encode_to_vec().unwrap();
     let view = Chain::from_bytes(&bytes).unwrap();
     assert_eq!(view, c1);
-    assert_eq!(view.len(), Ok(3));
+    assert_eq!(view.link_count(), Ok(3));
     let second = view.next.unwrap().get().unwrap();
     assert_eq!(second.value, Some(2));
     // Re-encoding a decoded view copies its bytes.
