@@ -93,8 +93,10 @@ mod lazy;
 mod map;
 mod method_id;
 mod reader;
+mod rpc;
 mod scalar;
 mod time;
+mod tuple;
 pub mod uuid;
 mod writer;
 
@@ -110,8 +112,9 @@ pub use codec::{Decode, Encode, FixedSize, WireSize, field_size};
 pub use error::{Error, ErrorKind, IoError};
 pub use lazy::Lazy;
 pub use map::{Iter as MapIter, Map};
-pub use method_id::{METHOD_ID_SEED, method_id};
+pub use method_id::{METHOD_ID_SEED, method_id, method_id_parts};
 pub use reader::{Limits, Reader};
+pub use rpc::{MethodInfo, MethodKind};
 pub use scalar::Scalar;
 pub use time::{Duration, MAX_OFFSET_MS, Timestamp};
 pub use uuid::Uuid;
@@ -124,5 +127,20 @@ pub use io::IoWriter;
 
 pub use half::{bf16, f16};
 
-/// The version of this crate, which generated code checks at compile time.
+/// The version of this crate.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The interface version generated code is written against. Generated files assert at compile
+/// time that it equals the version they were generated for, so a generator/runtime mismatch is
+/// a clear compile error rather than confusing type errors.
+pub const CODEGEN_ABI: u32 = 1;
+
+/// `alloc` types under stable paths for generated owned code (feature `alloc`), so that it needs
+/// no `extern crate alloc` in the including crate.
+#[cfg(feature = "alloc")]
+pub mod alloc_types {
+    pub use alloc::boxed::Box;
+    pub use alloc::collections::BTreeMap;
+    pub use alloc::string::String;
+    pub use alloc::vec::Vec;
+}
