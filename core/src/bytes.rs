@@ -37,7 +37,7 @@ impl<'a> Decode<'a> for &'a str {
         if nul != 0 {
             return Err(Error::new(ErrorKind::MissingNul, start + len).with_detail(nul as u64));
         }
-        core::str::from_utf8(bytes)
+        crate::utf8::from_utf8(bytes)
             .map_err(|e| Error::new(ErrorKind::InvalidUtf8, start + e.valid_up_to()))
     }
 }

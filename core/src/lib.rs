@@ -78,6 +78,8 @@
 //!
 //! None of the first three pulls in `alloc`.
 #![no_std]
+// Unsafe code is denied everywhere but in `utf8`, which justifies its one block.
+#![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "alloc")]
@@ -97,6 +99,7 @@ mod rpc;
 mod scalar;
 mod time;
 mod tuple;
+mod utf8;
 pub mod uuid;
 mod writer;
 
