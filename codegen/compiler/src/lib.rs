@@ -1,0 +1,39 @@
+//! `bebopc`: the Bebop schema compiler front end.
+//!
+//! It reads `.bop` schema files, checks them against the language rules and produces a
+//! resolved [`model::Model`] from which descriptors and code are generated. Every problem is
+//! reported as a [`diag::Diagnostic`] with a stable code, a position and a source snippet.
+//!
+//! The pipeline:
+//! 1. [`source`]: files and positions;
+//! 2. [`lexer`] and [`parser`]: tokens and the [`ast`], with error recovery;
+//! 3. [`resolve`]: imports (include directories and the built-in [`stdlib`]), packages,
+//!    name lookup and visibility;
+//! 4. [`validate`]: every rule of the language, constants ([`literal`]) and decorators
+//!    ([`decorator`]), producing the [`model`].
+//!
+//! ```
+//! use bebopc::Compiler;
+//!
+//! let result = Compiler::new().compile_source("bad.bop", "enum E { A = 1; }");
+//! assert!(result.has_errors());
+//! assert_eq!(result.diagnostics[0].code.as_str(), "E050");
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod ast;
+pub mod compiler;
+pub mod decorator;
+pub mod diag;
+pub mod lexer;
+pub mod literal;
+pub mod model;
+pub mod parser;
+pub mod resolve;
+pub mod source;
+pub mod stdlib;
+pub mod validate;
+
+pub use compiler::{Compilation, Compiler};
+pub use diag::{Code, Diagnostic, Severity};
+pub use model::Model;
