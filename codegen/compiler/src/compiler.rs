@@ -192,6 +192,38 @@ impl Compilation {
         diag::render_all(&self.diagnostics, &self.sources, Format::Json, false)
     }
 
+    /// The model lowered to a `DescriptorSet` (see [`crate::descriptor`]); `None` when
+    /// there were errors.
+    pub fn descriptor_set(
+        &self,
+        options: &crate::descriptor::DescriptorOptions,
+    ) -> Option<bebop_descriptor::DescriptorSet> {
+        let model = self.model.as_ref()?;
+        Some(crate::descriptor::descriptor_set(
+            model,
+            &self.sources,
+            options,
+        ))
+    }
+
+    /// The request for a code generator plugin (see
+    /// [`crate::descriptor::code_generator_request`]); `None` when there were errors.
+    pub fn code_generator_request(
+        &self,
+        options: &crate::descriptor::DescriptorOptions,
+        parameter: Option<String>,
+        host_options: &[(String, String)],
+    ) -> Option<bebop_descriptor::CodeGeneratorRequest> {
+        let model = self.model.as_ref()?;
+        Some(crate::descriptor::code_generator_request(
+            model,
+            &self.sources,
+            options,
+            parameter,
+            host_options,
+        ))
+    }
+
     /// The model and the diagnostics.
     pub fn into_parts(self) -> (Option<Model>, Vec<Diagnostic>) {
         (self.model, self.diagnostics)

@@ -77,6 +77,7 @@
 //! | E088 | invalid decorator definition |
 //! | E089 | error reported by a decorator's validate block |
 //! | E090 | `@deprecated` on a struct field |
+//! | E100 | an error reported by a code generator plugin (about a schema location) |
 //! | W001 | import after definitions (accepted) |
 //! | W002 | redundant visibility modifier |
 //! | W003 | deprecated type alias (`uint8`, `sbyte`, `guid`, `half`, `bf16`) |
@@ -84,6 +85,7 @@
 //! | W005 | doc comment that is not attached to anything |
 //! | W006 | the same file imported twice |
 //! | W007 | warning reported by a decorator's validate block |
+//! | W100 | a warning reported by a code generator plugin (about a schema location) |
 //!
 //! # Rendering
 //!
@@ -277,6 +279,8 @@ codes! {
     E089,
     /// Deprecated struct field.
     E090,
+    /// Error from a code generator plugin.
+    E100,
     /// Import after definitions.
     W001,
     /// Redundant visibility.
@@ -291,6 +295,8 @@ codes! {
     W006,
     /// Decorator validate warning.
     W007,
+    /// Warning from a code generator plugin.
+    W100,
 }
 
 impl Code {

@@ -10,7 +10,11 @@
 //! 3. [`resolve`]: imports (include directories and the built-in [`stdlib`]), packages,
 //!    name lookup and visibility;
 //! 4. [`validate`]: every rule of the language, constants ([`literal`]) and decorators
-//!    ([`decorator`]), producing the [`model`].
+//!    ([`decorator`]), producing the [`model`];
+//! 5. [`descriptor`] (and [`source_info`]): the model lowered to a `DescriptorSet` or a
+//!    plugin's `CodeGeneratorRequest`, byte-compatible with the reference compiler.
+//!
+//! The `bebopc` command line lives in the `bebopc-cli` package.
 //!
 //! ```
 //! use bebopc::Compiler;
@@ -24,6 +28,7 @@
 pub mod ast;
 pub mod compiler;
 pub mod decorator;
+pub mod descriptor;
 pub mod diag;
 pub mod lexer;
 pub mod literal;
@@ -31,6 +36,7 @@ pub mod model;
 pub mod parser;
 pub mod resolve;
 pub mod source;
+pub mod source_info;
 pub mod stdlib;
 pub mod validate;
 

@@ -1,0 +1,271 @@
+//! `bebopc check` and `bebopc build`.
+
+use std::path::{Path, PathBuf};
+
+use bebop_plugin_host::{Plugin, PluginError, PluginLocator, RunOptions, write_generated_files};
+use bebopc::Compilation;
+use bebopc::descriptor::{self, DescriptorOptions};
+
+use crate::args::{BuildArgs, CheckArgs, GlobalArgs};
+use crate::config::PluginConfig;
+use crate::exit;
+use crate::project::{self, Project};
+use crate::report::Reporter;
+
+/// Prints the diagnostics of a compilation and a summary; returns whether it had errors.
+fn report_compilation(result: &Compilation, reporter: &Reporter, global: &GlobalArgs) -> bool {
+    reporter.diagnostics(&result.diagnostics, &result.sources);
+    let errors = result.errors().count();
+    let warnings = if global.no_warn {
+        0
+    } else {
+        result.warnings().count()
+    };
+    let summary = match (errors, warnings) {
+        (0, 0) => "no errors".to_string(),
+        (0, w) => format!("{w} warning(s), no errors"),
+        (e, 0) => format!("{e} error(s)"),
+        (e, w) => format!("{e} error(s), {w} warning(s)"),
+    };
+    reporter.summary(&summary);
+    errors > 0
+}
+
+/// `bebopc check`: compile and report.
+pub fn check(args: &CheckArgs, global: &GlobalArgs) -> u8 {
+    let reporter = Reporter::new(global);
+    let project = match project::load(global, &args.input, &reporter) {
+        Ok(p) => p,
+        Err(e) => {
+            reporter.error(&e);
+            return exit::USAGE;
+        }
+    };
+    let result = project.compile(&reporter);
+    if report_compilation(&result, &reporter, global) {
+        exit::SCHEMA_ERRORS
+    } else {
+        exit::OK
+    }
+}
+
+/// Sets `key` to `value`, in place when it is already there.
+fn set_option(options: &mut Vec<(String, String)>, key: &str, value: &str) {
+    match options.iter_mut().find(|(k, _)| k == key) {
+        Some(entry) => entry.1 = value.to_string(),
+        None => options.push((key.to_string(), value.to_string())),
+    }
+}
+
+/// The plugins to run: the configuration's, then those of `--NAME_out` (a `--NAME_out` for a
+/// configured plugin replaces its directory), with `--plugin NAME=PATH` executables.
+fn plugins(args: &BuildArgs, project: &Project, reporter: &Reporter) -> Vec<PluginConfig> {
+    let mut plugins: Vec<PluginConfig> = project
+        .config
+        .as_ref()
+        .map(|c| c.plugins.clone())
+        .unwrap_or_default();
+    for (name, dir) in &args.outs {
+        match plugins.iter_mut().find(|p| &p.name == name) {
+            Some(p) => p.out = PathBuf::from(dir),
+            None => plugins.push(PluginConfig {
+                name: name.clone(),
+                out: PathBuf::from(dir),
+                path: None,
+                options: Vec::new(),
+            }),
+        }
+    }
+    for (name, path) in &args.plugin {
+        match plugins.iter_mut().find(|p| &p.name == name) {
+            Some(p) => p.path = Some(PathBuf::from(path)),
+            None => reporter.warning(&format!(
+                "--plugin {name}={path} is not used: no --{name}_out=DIR and no `{name}` in the configuration's plugins"
+            )),
+        }
+    }
+    for (name, _) in &args.params {
+        if !plugins.iter().any(|p| &p.name == name) {
+            reporter.warning(&format!("--{name}_opt is not used: no --{name}_out=DIR"));
+        }
+    }
+    plugins
+}
+
+/// `bebopc build`: compile, write the descriptor set, run the plugins.
+pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
+    let reporter = Reporter::new(global);
+    let project = match project::load(global, &args.input, &reporter) {
+        Ok(p) => p,
+        Err(e) => {
+            reporter.error(&e);
+            return exit::USAGE;
+        }
+    };
+    let plugins = plugins(args, &project, &reporter);
+    for p in &plugins {
+        if p.out.exists() && !p.out.is_dir() {
+            reporter.error(&format!(
+                "the output of plugin `{}` is not a directory: {}",
+                p.name,
+                p.out.display()
+            ));
+            return exit::USAGE;
+        }
+    }
+
+    let result = project.compile(&reporter);
+    let had_errors = report_compilation(&result, &reporter, global);
+    let Some(model) = result.model.as_ref().filter(|_| !had_errors) else {
+        return exit::SCHEMA_ERRORS;
+    };
+
+    let options = DescriptorOptions {
+        source_info: args.emit_source_info,
+    };
+    let set = descriptor::descriptor_set(model, &result.sources, &options);
+    let mut status = exit::OK;
+
+    if let Some(path) = &args.desc_out {
+        match write_descriptor(path, &set) {
+            Ok(len) => reporter.verbose(&format!(
+                "wrote the descriptor set to {} ({len} bytes)",
+                path.display()
+            )),
+            Err(e) => {
+                reporter.error(&e);
+                status = exit::GENERATION;
+            }
+        }
+    }
+    if args.desc_out.is_none() && plugins.is_empty() {
+        reporter.warning(
+            "nothing to generate: give --NAME_out=DIR, --desc_out=FILE, or plugins in bebop.yml",
+        );
+    }
+
+    let mut global_options: Vec<(String, String)> = project
+        .config
+        .as_ref()
+        .map(|c| c.options.clone())
+        .unwrap_or_default();
+    for (k, v) in &args.option {
+        set_option(&mut global_options, k, v);
+    }
+    let files = descriptor::files_to_generate(model);
+    let locator = PluginLocator::from_env();
+    for plugin in &plugins {
+        let mut host_options = global_options.clone();
+        for (k, v) in &plugin.options {
+            set_option(&mut host_options, k, v);
+        }
+        let parameter = args
+            .params
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == plugin.name)
+            .map(|(_, p)| p.clone());
+        let request = descriptor::request_from_set(&set, files.clone(), parameter, &host_options);
+        if !run_plugin(plugin, &request, &locator, &result, &reporter) {
+            status = exit::GENERATION;
+        }
+    }
+    status
+}
+
+fn write_descriptor(path: &Path, set: &bebop_descriptor::DescriptorSet) -> Result<usize, String> {
+    let bytes = set
+        .to_vec()
+        .map_err(|e| format!("cannot encode the descriptor set: {e}"))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(bytes.len())
+}
+
+/// Runs one plugin and writes its files; returns whether it succeeded.
+fn run_plugin(
+    plugin: &PluginConfig,
+    request: &bebop_descriptor::CodeGeneratorRequest,
+    locator: &PluginLocator,
+    result: &Compilation,
+    reporter: &Reporter,
+) -> bool {
+    let name = plugin.name.as_str();
+    let path = match locator.locate(name, plugin.path.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            reporter.error(&e.to_string());
+            return false;
+        }
+    };
+    reporter.verbose(&format!(
+        "running plugin `{name}` ({}) into {}",
+        path.display(),
+        plugin.out.display()
+    ));
+    let output = match Plugin::new(name, &path).run(request, &RunOptions::default()) {
+        Ok(o) => o,
+        Err(e) => {
+            if let PluginError::Reported { diagnostics, .. } = &e {
+                reporter.plugin_diagnostics(name, diagnostics, &result.sources);
+            }
+            // Exited and TimedOut carry the plugin's stderr in their message.
+            reporter.error(&e.to_string());
+            return false;
+        }
+    };
+    let errors = reporter.plugin_diagnostics(name, &output.diagnostics, &result.sources);
+    if errors > 0 {
+        reporter.plugin_stderr(name, &output.stderr);
+        reporter.error(&format!(
+            "plugin `{name}` reported {errors} error(s); its files were not written"
+        ));
+        return false;
+    }
+    if reporter.is_verbose() {
+        reporter.plugin_stderr(name, &output.stderr);
+    }
+    match write_generated_files(&plugin.out, name, &output.files) {
+        Ok(written) => {
+            for w in &written {
+                reporter.verbose(&format!("  wrote {}", w.display()));
+            }
+            reporter.summary(&format!(
+                "{name}: {} file(s) written to {}",
+                written.len(),
+                plugin.out.display()
+            ));
+            true
+        }
+        Err(e) => {
+            reporter.error(&e.to_string());
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_override_in_place() {
+        let mut o = vec![
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "2".to_string()),
+        ];
+        set_option(&mut o, "a", "3");
+        set_option(&mut o, "c", "4");
+        assert_eq!(
+            o,
+            vec![
+                ("a".into(), "3".into()),
+                ("b".into(), "2".into()),
+                ("c".into(), "4".into())
+            ]
+        );
+    }
+}

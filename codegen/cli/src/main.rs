@@ -1,0 +1,84 @@
+//! `bebopc`: the Bebop schema compiler's command line.
+//!
+//! ```text
+//! bebopc build [FILES...] [--NAME_out=DIR]... [--desc_out=FILE] [--plugin NAME=PATH]...
+//!              [-D KEY=VAL]... [-I DIR]... [-x GLOB]... [--emit-source-info]
+//! bebopc check [FILES...] [-I DIR]... [-x GLOB]...
+//! bebopc init
+//! bebopc completion bash|zsh|fish|powershell|elvish
+//! global: [-c FILE] [--format terminal|json] [--color auto|always|never] [-q] [-v] [--no-warn]
+//! ```
+//!
+//! Commands and flags follow the reference compiler's where they overlap; `--desc_out`
+//! writes the DescriptorSet. Without FILES, the configuration's `sources` are compiled (see
+//! [`config`]). Exit status: 0 success, 1 schema errors (or `init` refusing to overwrite),
+//! 2 usage or configuration errors, 3 code generation failed.
+#![forbid(unsafe_code)]
+
+mod args;
+mod build;
+mod config;
+mod init;
+mod project;
+mod report;
+mod sources;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::args::{Cli, Command};
+
+/// Exit statuses.
+mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Errors in the schemas (or `init` refusing to overwrite).
+    pub const SCHEMA_ERRORS: u8 = 1;
+    /// A bad command line or configuration.
+    pub const USAGE: u8 = 2;
+    /// A plugin or an output failed.
+    pub const GENERATION: u8 = 3;
+}
+
+fn main() -> ExitCode {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let raw = args::insert_implicit_build(raw);
+    let (rest, plugin_flags) = match args::extract_plugin_flags(raw) {
+        Ok(v) => v,
+        Err(e) => {
+            let mut cmd = Cli::command();
+            cmd.error(clap::error::ErrorKind::ValueValidation, e).exit();
+        }
+    };
+    let cli = Cli::parse_from(rest);
+    let status = match cli.command {
+        Command::Build(mut build_args) => {
+            build_args.outs = plugin_flags.outs;
+            build_args.params = plugin_flags.params;
+            build::build(&build_args, &cli.global)
+        }
+        Command::Check(check_args) => {
+            if !plugin_flags.outs.is_empty() || !plugin_flags.params.is_empty() {
+                let mut cmd = Cli::command();
+                cmd.error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--NAME_out and --NAME_opt are for `bebopc build`",
+                )
+                .exit();
+            }
+            build::check(&check_args, &cli.global)
+        }
+        Command::Init => init::init(
+            std::path::Path::new("."),
+            &report::Reporter::new(&cli.global),
+        ),
+        Command::Completion { shell } => {
+            let mut cmd = Cli::command();
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut cmd, "bebopc", &mut out);
+            exit::OK
+        }
+    };
+    ExitCode::from(status)
+}

@@ -1,0 +1,107 @@
+//! Hostile input through the whole binary: huge schemas, garbage, deep nesting.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failures should panic
+
+mod common;
+
+use bebop_descriptor::DescriptorSet;
+use common::{Project, assert_status, stderr};
+
+/// 10,000 definitions of every kind, each referring to earlier ones.
+fn big_schema(n: usize) -> String {
+    let mut s = String::from("package big;\n");
+    for i in 0..n {
+        match i % 7 {
+            0 => s.push_str(&format!("enum E{i} : uint16 {{ Z = 0; A = 1; B = 2; }}\n")),
+            1 => s.push_str(&format!(
+                "struct S{i} {{ a: int32; b: E{}; c: float64[4]; }}\n",
+                i - 1
+            )),
+            2 => s.push_str(&format!(
+                "message M{i} {{ s(1): S{}; m(2): map[string, int64]; }}\n",
+                i - 1
+            )),
+            3 => s.push_str(&format!(
+                "union U{i} {{ A(1): S{}; B(2): {{ x: string; }}; }}\n",
+                i - 2
+            )),
+            4 => s.push_str(&format!(
+                "service Svc{i} {{ Get(M{}): S{}; }}\n",
+                i - 2,
+                i - 3
+            )),
+            5 => s.push_str(&format!("const int64 K{i} = {i};\n")),
+            _ => s.push_str(&format!("mut struct N{i} {{ e: E{}[]; }}\n", i - 6)),
+        }
+    }
+    s
+}
+
+#[test]
+fn ten_thousand_definitions_through_build() {
+    let p = Project::new();
+    p.write("big.bop", &big_schema(10_000));
+    let started = std::time::Instant::now();
+    let out = p.run(&[
+        "build",
+        "big.bop",
+        "--desc_out=big.desc",
+        "--emit-source-info",
+    ]);
+    assert_status(&out, 0);
+    eprintln!("10,000 definitions: {:?} (debug build)", started.elapsed());
+    let set = DescriptorSet::from_bytes(&std::fs::read(p.join("big.desc")).unwrap()).unwrap();
+    let schema = &set.schema_list()[0];
+    assert_eq!(schema.definitions.as_ref().map(Vec::len), Some(10_000));
+    assert!(set.find_definition("big.Svc9993").is_some());
+    let locations = schema
+        .source_code_info
+        .as_ref()
+        .and_then(|i| i.locations.as_ref())
+        .unwrap();
+    assert!(locations.len() > 10_000 * 2);
+}
+
+#[test]
+fn garbage_and_deep_nesting_are_errors_not_crashes() {
+    let p = Project::new();
+    let mut garbage: Vec<u8> = (0..20_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    garbage.extend_from_slice(b"struct { { { ] ) \xff\xfe");
+    std::fs::write(p.join("garbage.bop"), &garbage).unwrap();
+    let out = p.run(&[
+        "build",
+        "garbage.bop",
+        "--desc_out=g.desc",
+        "--color",
+        "never",
+    ]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("error["), "{}", stderr(&out));
+
+    let deep = format!(
+        "struct A {{ x: {}int32{}; }}\n",
+        "map[string, ".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    p.write("deep.bop", &deep);
+    let out = p.run(&["build", "deep.bop", "--desc_out=d.desc", "--color", "never"]);
+    assert_status(&out, 1);
+    assert!(stderr(&out).contains("error[E012]"), "{}", stderr(&out));
+
+    let nested = format!("{}{}", "struct A { ".repeat(20_000), "}".repeat(20_000));
+    p.write("nested.bop", &nested);
+    let out = p.run(&["check", "nested.bop", "--color", "never"]);
+    assert_status(&out, 1);
+    assert!(!p.join("d.desc").exists());
+
+    // A configuration file nested a hundred thousand levels deep.
+    p.write(
+        "bebop.yml",
+        &format!("sources: {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+    );
+    let out = p.run(&["check", "--color", "never"]);
+    assert_status(&out, 2);
+    assert!(stderr(&out).contains("nesting deeper"), "{}", stderr(&out));
+}

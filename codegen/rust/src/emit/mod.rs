@@ -1,0 +1,587 @@
+//! Turning the analysed [`Model`] into Rust tokens: shared helpers (paths, types, docs,
+//! attributes) and the module tree. Each definition kind has its own submodule.
+
+mod consts;
+mod defmt;
+mod enums;
+mod owned;
+mod records;
+mod services;
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::analysis::{FixedRepr, fixed_repr};
+use crate::model::{Body, Def, DefId, Deprecation, Field, Model, OWNED_MODULE, Ty};
+use crate::names::ident;
+use crate::{GenerateError, Options, OwnedMap};
+
+/// The tokens of one generated file, before formatting.
+pub(crate) struct Emitted {
+    pub tokens: TokenStream,
+}
+
+pub(crate) struct Emitter<'m, 'd> {
+    pub model: &'m Model<'d>,
+    pub opts: &'m Options,
+    pub rt: TokenStream,
+    pub owned_cfg: Option<TokenStream>,
+    pub defmt: Option<TokenStream>,
+}
+
+/// A module of the output, with its items and child modules in first-use order.
+#[derive(Default)]
+struct ModNode {
+    items: Vec<TokenStream>,
+    children: Vec<(String, ModNode)>,
+}
+
+impl ModNode {
+    fn at(&mut self, path: &[String]) -> &mut ModNode {
+        let mut node = self;
+        for seg in path {
+            let i = match node.children.iter().position(|(n, _)| n == seg) {
+                Some(i) => i,
+                None => {
+                    node.children.push((seg.clone(), ModNode::default()));
+                    node.children.len() - 1
+                }
+            };
+            node = &mut node.children[i].1;
+        }
+        node
+    }
+
+    fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.children.iter().all(|(_, c)| c.is_empty())
+    }
+}
+
+pub(crate) fn parse_tokens(what: &str, s: &str) -> Result<TokenStream, GenerateError> {
+    TokenStream::from_str(s)
+        .map_err(|e| GenerateError::option(what, format!("`{s}` does not tokenize: {e}")))
+}
+
+impl<'m, 'd> Emitter<'m, 'd> {
+    pub(crate) fn new(model: &'m Model<'d>, opts: &'m Options) -> Result<Self, GenerateError> {
+        Ok(Emitter {
+            model,
+            opts,
+            rt: parse_tokens("runtime", &opts.runtime_path)?,
+            owned_cfg: opts
+                .owned_cfg
+                .as_deref()
+                .map(|p| parse_tokens("owned_cfg", p))
+                .transpose()?,
+            defmt: opts
+                .defmt
+                .as_deref()
+                .map(|p| parse_tokens("defmt", p))
+                .transpose()?,
+        })
+    }
+
+    pub(crate) fn def(&self, id: DefId) -> &'m Def<'d> {
+        &self.model.defs[id]
+    }
+
+    /// Emits the whole file.
+    pub(crate) fn emit(&self) -> Result<Emitted, GenerateError> {
+        if self.opts.owned_types {
+            if let Some(id) = crate::analysis::owned_fixed_array_cycle(self.model) {
+                return Err(GenerateError::unsupported(
+                    &self.def(id).fqn,
+                    "holds a fixed array of a type that contains it; its owned form would be infinitely large (generate without owned types)",
+                ));
+            }
+        }
+        let mut views = ModNode::default();
+        let mut owned = ModNode::default();
+        for (id, def) in self.model.defs.iter().enumerate() {
+            let items = match &def.body {
+                Body::Struct { .. } | Body::Message { .. } | Body::Union { .. } => {
+                    self.record_view(id)?
+                }
+                Body::Enum { .. } => self.enumeration(id)?,
+                Body::Flags { .. } => self.flags(id)?,
+                Body::Const { .. } => self.constant(id)?,
+                Body::Service { .. } => self.service(id)?,
+                Body::Decorator => TokenStream::new(),
+            };
+            if !items.is_empty() {
+                views.at(&def.module).items.push(items);
+            }
+            if self.opts.owned_types && def.is_record() {
+                let mut path = vec![OWNED_MODULE.to_string()];
+                path.extend(def.module.iter().cloned());
+                let items = self.record_owned(id, &path)?;
+                if !items.is_empty() {
+                    owned.at(&def.module).items.push(items);
+                }
+            }
+        }
+        let docs = self.module_docs();
+        let mut body = self.render_children(&views, &[], &docs, false);
+        if self.opts.owned_types && !owned.is_empty() {
+            let inner = self.render_children(&owned, &[], &docs, true);
+            let cfg = self.owned_cfg.as_ref().map(|p| quote!(#[cfg(#p)]));
+            let owned_ident = ident(OWNED_MODULE);
+            body.extend(quote! {
+                /// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
+                /// recursion), with `Encode`/`Decode` and conversions from and to the views.
+                /// Records without borrowed data are the same types as their views and appear
+                /// here as aliases.
+                #cfg
+                pub mod #owned_ident {
+                    #inner
+                }
+            });
+        }
+        let rt = &self.rt;
+        let abi_message = format!(
+            "this code was generated by bebopc-gen-rust {} for runtime ABI {}; regenerate it or use a matching bebop-core",
+            env!("CARGO_PKG_VERSION"),
+            crate::CODEGEN_ABI
+        );
+        let abi = Literal::u32_unsuffixed(crate::CODEGEN_ABI);
+        let tokens = quote! {
+            const _: () = ::core::assert!(#rt::CODEGEN_ABI == #abi, #abi_message);
+            #body
+        };
+        Ok(Emitted { tokens })
+    }
+
+    fn module_docs(&self) -> BTreeMap<Vec<String>, String> {
+        let mut docs = BTreeMap::new();
+        for (path, pkg) in &self.model.packages {
+            docs.insert(path.clone(), format!("Definitions of package `{pkg}`."));
+        }
+        for def in &self.model.defs {
+            if let Some(m) = &def.nested_module {
+                let mut path = def.module.clone();
+                path.push(m.clone());
+                docs.insert(
+                    path,
+                    format!(
+                        "Definitions nested in `{}` ({} `{}`).",
+                        def.name,
+                        def.kind_word(),
+                        def.fqn
+                    ),
+                );
+            }
+        }
+        docs
+    }
+
+    fn render_children(
+        &self,
+        node: &ModNode,
+        path: &[String],
+        docs: &BTreeMap<Vec<String>, String>,
+        owned: bool,
+    ) -> TokenStream {
+        let mut out = TokenStream::new();
+        for item in &node.items {
+            out.extend(item.clone());
+        }
+        for (name, child) in &node.children {
+            if child.is_empty() {
+                continue;
+            }
+            let mut child_path = path.to_vec();
+            child_path.push(name.clone());
+            let inner = self.render_children(child, &child_path, docs, owned);
+            let doc = match docs.get(&child_path) {
+                Some(d) if owned => format!("Owned forms of: {}", lower_first(d)),
+                Some(d) => d.clone(),
+                None => format!("Module `{}`.", child_path.join("::")),
+            };
+            let parent_name = if path.is_empty() && owned {
+                Some(OWNED_MODULE)
+            } else {
+                path.last().map(String::as_str)
+            };
+            let inception = (path.is_empty() || parent_name == Some(name.as_str()))
+                .then(|| quote!(#[allow(clippy::module_inception)]));
+            let m = ident(name);
+            let doc = Self::doc_lines(&[doc]);
+            out.extend(quote! {
+                #doc
+                #inception
+                pub mod #m {
+                    #inner
+                }
+            });
+        }
+        out
+    }
+
+    // ----- paths and types -------------------------------------------------------------
+
+    /// The path from module `from` to item `name` in module `to`: `super::` up to the
+    /// common ancestor, then down.
+    pub(crate) fn rel_path(&self, from: &[String], to: &[String], name: &str) -> TokenStream {
+        let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+        let mut out = TokenStream::new();
+        for _ in common..from.len() {
+            out.extend(quote!(super::));
+        }
+        for seg in &to[common..] {
+            let s = ident(seg);
+            out.extend(quote!(#s::));
+        }
+        let n = ident(name);
+        out.extend(quote!(#n));
+        out
+    }
+
+    /// The path of a definition's view type (without lifetime) from module `from`.
+    pub(crate) fn view_path(&self, from: &[String], id: DefId) -> TokenStream {
+        let d = self.def(id);
+        self.rel_path(from, &d.module, &d.name)
+    }
+
+    /// The module path of a definition's owned form.
+    pub(crate) fn owned_module(&self, id: DefId) -> Vec<String> {
+        let mut m = vec![OWNED_MODULE.to_string()];
+        m.extend(self.def(id).module.iter().cloned());
+        m
+    }
+
+    /// The path of a definition's owned type from module `from` (inside the owned tree):
+    /// the owned form for records with borrowed data, the view type otherwise.
+    pub(crate) fn owned_path(&self, from: &[String], id: DefId) -> TokenStream {
+        let d = self.def(id);
+        if d.is_record() && d.lifetime {
+            self.rel_path(from, &self.owned_module(id), &d.name)
+        } else {
+            self.rel_path(from, &d.module, &d.name)
+        }
+    }
+
+    /// `Name<'a>` or `Name`.
+    pub(crate) fn view_type_of(&self, from: &[String], id: DefId) -> TokenStream {
+        let p = self.view_path(from, id);
+        if self.def(id).lifetime {
+            quote!(#p<'a>)
+        } else {
+            p
+        }
+    }
+
+    pub(crate) fn view_ty(&self, from: &[String], ty: &Ty) -> TokenStream {
+        let rt = &self.rt;
+        match ty {
+            Ty::Bool => quote!(bool),
+            Ty::U8 => quote!(u8),
+            Ty::I8 => quote!(i8),
+            Ty::I16 => quote!(i16),
+            Ty::U16 => quote!(u16),
+            Ty::I32 => quote!(i32),
+            Ty::U32 => quote!(u32),
+            Ty::I64 => quote!(i64),
+            Ty::U64 => quote!(u64),
+            Ty::I128 => quote!(i128),
+            Ty::U128 => quote!(u128),
+            Ty::F16 => quote!(#rt::f16),
+            Ty::BF16 => quote!(#rt::bf16),
+            Ty::F32 => quote!(f32),
+            Ty::F64 => quote!(f64),
+            Ty::Str => quote!(&'a str),
+            Ty::Uuid => quote!(#rt::Uuid),
+            Ty::Timestamp => quote!(#rt::Timestamp),
+            Ty::Duration => quote!(#rt::Duration),
+            Ty::Array(el) if **el == Ty::U8 => quote!(&'a [u8]),
+            Ty::Array(el) => {
+                let el = self.view_ty(from, el);
+                quote!(#rt::Array<'a, #el>)
+            }
+            Ty::Fixed(el, n) => {
+                let lit = Literal::usize_unsuffixed(*n);
+                let elt = self.view_ty(from, el);
+                match fixed_repr(self.model, el, *n) {
+                    FixedRepr::Bytes => quote!(&'a [u8; #lit]),
+                    FixedRepr::Inline => quote!([#elt; #lit]),
+                    FixedRepr::View => quote!(#rt::FixedArray<'a, #elt, #lit>),
+                }
+            }
+            Ty::Map(k, v) => {
+                let k = self.view_ty(from, k);
+                let v = self.view_ty(from, v);
+                quote!(#rt::Map<'a, #k, #v>)
+            }
+            Ty::Def(d) => self.view_type_of(from, *d),
+        }
+    }
+
+    /// A struct or message field's view type (with `Lazy`, and `Option` for messages).
+    pub(crate) fn view_field_ty(&self, from: &[String], f: &Field, message: bool) -> TokenStream {
+        let rt = &self.rt;
+        let inner = self.view_ty(from, &f.ty);
+        let inner = if f.lazy {
+            quote!(#rt::Lazy<'a, #inner>)
+        } else {
+            inner
+        };
+        if message {
+            quote!(::core::option::Option<#inner>)
+        } else {
+            inner
+        }
+    }
+
+    pub(crate) fn owned_ty(&self, from: &[String], ty: &Ty) -> TokenStream {
+        let rt = &self.rt;
+        match ty {
+            Ty::Str => quote!(#rt::alloc_types::String),
+            Ty::Array(el) => {
+                let el = self.owned_ty(from, el);
+                quote!(#rt::alloc_types::Vec<#el>)
+            }
+            Ty::Fixed(el, n) => {
+                let el = self.owned_ty(from, el);
+                let n = Literal::usize_unsuffixed(*n);
+                quote!([#el; #n])
+            }
+            Ty::Map(k, v) => {
+                let k = self.owned_ty(from, k);
+                let v = self.owned_ty(from, v);
+                match self.opts.owned_map {
+                    OwnedMap::BTreeMap => quote!(#rt::alloc_types::BTreeMap<#k, #v>),
+                    OwnedMap::Vec => quote!(#rt::alloc_types::Vec<(#k, #v)>),
+                }
+            }
+            Ty::Def(d) => self.owned_path(from, *d),
+            scalar => self.view_ty(from, scalar),
+        }
+    }
+
+    pub(crate) fn owned_field_ty(&self, from: &[String], f: &Field, message: bool) -> TokenStream {
+        let rt = &self.rt;
+        let inner = self.owned_ty(from, &f.ty);
+        let inner = if f.lazy {
+            quote!(#rt::alloc_types::Box<#inner>)
+        } else {
+            inner
+        };
+        if message {
+            quote!(::core::option::Option<#inner>)
+        } else {
+            inner
+        }
+    }
+
+    // ----- docs and attributes ---------------------------------------------------------
+
+    /// `#[doc]` attributes for lines of text.
+    pub(crate) fn doc_lines(lines: &[String]) -> TokenStream {
+        let mut out = TokenStream::new();
+        for line in lines {
+            let text = if line.is_empty() {
+                String::new()
+            } else {
+                format!(" {line}")
+            };
+            out.extend(quote!(#[doc = #text]));
+        }
+        out
+    }
+
+    /// Doc text from the schema, with unlabelled code fences marked `text` so rustdoc does
+    /// not run schema snippets as doctests.
+    pub(crate) fn schema_doc(doc: Option<&str>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut in_fence = false;
+        for line in doc.unwrap_or_default().lines() {
+            let trimmed = line.trim_start();
+            if let Some(rest) = trimmed.strip_prefix("```") {
+                if !in_fence && rest.trim().is_empty() {
+                    out.push(format!("{}```text", &line[..line.len() - trimmed.len()]));
+                } else {
+                    out.push(line.to_string());
+                }
+                in_fence = !in_fence;
+            } else {
+                out.push(line.to_string());
+            }
+        }
+        if in_fence {
+            out.push("```".into());
+        }
+        out
+    }
+
+    /// The docs of a definition: its schema doc, then where it comes from.
+    pub(crate) fn def_docs(&self, id: DefId) -> TokenStream {
+        Self::doc_lines(&self.def_doc_lines(id))
+    }
+
+    pub(crate) fn def_doc_lines(&self, id: DefId) -> Vec<String> {
+        let d = self.def(id);
+        let mut lines = Self::schema_doc(d.doc.as_deref());
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines.push(self.source_line(id));
+        lines
+    }
+
+    /// ``From `file.bop` (line 3): `struct pkg.Name`.``
+    pub(crate) fn source_line(&self, id: DefId) -> String {
+        let d = self.def(id);
+        let file = d.schema.path.as_deref().unwrap_or("<schema>");
+        let line = d
+            .schema
+            .source_code_info
+            .as_ref()
+            .and_then(|i| i.locations.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .find(|l| l.path.as_deref() == Some(d.loc_path.as_slice()))
+            .and_then(|l| l.span)
+            .map(|s| format!(" (line {})", s[0]))
+            .unwrap_or_default();
+        format!("From `{file}`{line}: `{} {}`.", d.kind_word(), d.fqn)
+    }
+
+    /// Docs of a field: its schema doc, then its declaration.
+    pub(crate) fn field_docs(f: &Field, message: bool) -> TokenStream {
+        let mut lines = Self::schema_doc(f.doc.as_deref());
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        if message {
+            lines.push(format!("`{}({}): {}`", f.src_name, f.tag, f.ty_text));
+            if f.deprecated.is_some() {
+                lines.push(String::new());
+                lines.push("Deprecated: decoded when present, never encoded.".into());
+            }
+        } else {
+            lines.push(format!("`{}: {}`", f.src_name, f.ty_text));
+        }
+        Self::doc_lines(&lines)
+    }
+
+    pub(crate) fn deprecated_attr(dep: Option<&Deprecation>) -> TokenStream {
+        match dep {
+            None => TokenStream::new(),
+            Some(Deprecation(None)) => quote!(#[deprecated]),
+            Some(Deprecation(Some(note))) => quote!(#[deprecated(note = #note)]),
+        }
+    }
+
+    /// `#[cfg_attr(<defmt>, derive(::defmt::Format))]` when defmt support is on.
+    pub(crate) fn defmt_derive(&self) -> TokenStream {
+        match &self.defmt {
+            Some(p) => quote!(#[cfg_attr(#p, derive(::defmt::Format))]),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// True when the item or its impls mention something deprecated (the definition itself,
+    /// a member, or a type it refers to), so they need `#[allow(deprecated)]`.
+    pub(crate) fn touches_deprecated(&self, id: DefId) -> bool {
+        let d = self.def(id);
+        if d.deprecated.is_some() {
+            return true;
+        }
+        let ty_dep = |ty: &Ty| self.ty_touches_deprecated(ty);
+        match &d.body {
+            Body::Struct { fields, .. } | Body::Message { fields } => fields
+                .iter()
+                .any(|f| f.deprecated.is_some() || ty_dep(&f.ty)),
+            Body::Union { branches, .. } => branches
+                .iter()
+                .any(|b| self.def(b.target).deprecated.is_some()),
+            Body::Enum { members, .. } | Body::Flags { members, .. } => {
+                members.iter().any(|m| m.deprecated.is_some())
+            }
+            Body::Service { methods } => methods
+                .iter()
+                .any(|m| m.deprecated.is_some() || ty_dep(&m.request) || ty_dep(&m.response)),
+            Body::Const { .. } | Body::Decorator => false,
+        }
+    }
+
+    pub(crate) fn ty_touches_deprecated(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Array(el) | Ty::Fixed(el, _) => self.ty_touches_deprecated(el),
+            Ty::Map(k, v) => self.ty_touches_deprecated(k) || self.ty_touches_deprecated(v),
+            Ty::Def(d) => self.def(*d).deprecated.is_some(),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn allow_deprecated(&self, id: DefId) -> TokenStream {
+        if self.touches_deprecated(id) {
+            quote!(#[allow(deprecated)])
+        } else {
+            TokenStream::new()
+        }
+    }
+
+    pub(crate) fn derives(&self, traits: crate::model::Traits, copy: bool) -> TokenStream {
+        let mut list = vec![quote!(Clone)];
+        if copy {
+            list.push(quote!(Copy));
+        }
+        list.push(quote!(Debug));
+        list.push(quote!(PartialEq));
+        if traits.eq {
+            list.push(quote!(Eq));
+        }
+        if traits.hash {
+            list.push(quote!(Hash));
+        }
+        if traits.default {
+            list.push(quote!(Default));
+        }
+        quote!(#[derive(#(#list),*)])
+    }
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// `'a` as tokens, when a type has a lifetime.
+pub(crate) fn lt(has: bool) -> TokenStream {
+    if has {
+        quote!(<'a>)
+    } else {
+        TokenStream::new()
+    }
+}
+
+/// `<'_>` as tokens, when a type has a lifetime.
+pub(crate) fn lt_anon(has: bool) -> TokenStream {
+    if has {
+        quote!(<'_>)
+    } else {
+        TokenStream::new()
+    }
+}
+
+/// An unsuffixed integer literal, with a separate minus sign for negative values.
+pub(crate) fn int_lit(v: i128) -> TokenStream {
+    if v < 0 {
+        let l = Literal::u128_unsuffixed(v.unsigned_abs());
+        quote!(-#l)
+    } else {
+        let l = Literal::u128_unsuffixed(v as u128);
+        quote!(#l)
+    }
+}
+
+/// A local variable name for nesting depth `depth` (`v0`, `v1`, ...).
+pub(crate) fn var(depth: usize) -> proc_macro2::Ident {
+    format_ident!("v{}", depth)
+}
