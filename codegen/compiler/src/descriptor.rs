@@ -300,7 +300,7 @@ fn decorators(usages: &[DecoratorUsage]) -> Option<Vec<d::DecoratorUsage>> {
 }
 
 fn targets(t: DecoratorTargets) -> d::DecoratorTarget {
-    d::DecoratorTarget(t.0)
+    d::DecoratorTarget::from_bits_retain(t.0)
 }
 
 /// Lowers one definition and, recursively, the definitions nested in it.

@@ -1,0 +1,644 @@
+//! Writing [`Results`] out: `results.json`, `report.md` with tables, and SVG charts.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::plot::{self, PALETTE, Series};
+use crate::runner::Results;
+use crate::scaling::BandwidthRow;
+use crate::suite::{Format, Op, WORKLOADS};
+use crate::timing::Timing;
+
+/// The paper's published decode latencies (C runtimes on an Apple M3 Ultra, Table "Decode
+/// latency comparison"), in ns: Bebop C, protobuf-c, msgpack-c. For context only: another
+/// machine, another language, and the reference decode loop never resets its arena.
+pub const PAPER_DECODE_NS: [(&str, f64, f64, f64); 19] = [
+    ("Embedding768", 2.91, 98.34, 62.93),
+    ("Embedding1536", 2.80, 111.12, 63.07),
+    ("EmbeddingBatch", 25.75, 1140.0, 270.96),
+    ("TensorShardLarge", 6.86, 1460.0, 107.90),
+    ("InferenceResponse", 17.65, 646.69, 231.95),
+    ("LLMChunkLarge", 677.15, 14_720.0, 5280.0),
+    ("ChunkedText", 3160.0, 50_760.0, 13_590.0),
+    ("EventSmall", 5.94, 104.41, 84.44),
+    ("EventLarge", 6.02, 175.20, 85.23),
+    ("PersonSmall", 4.10, 78.40, 72.45),
+    ("PersonMedium", 4.21, 85.68, 78.08),
+    ("OrderSmall", 6.14, 112.10, 112.55),
+    ("OrderLarge", 5.85, 557.82, 757.16),
+    ("DocumentSmall", 4.89, 71.78, 65.54),
+    ("DocumentLarge", 52.0, 862.73, 105.80),
+    ("TreeDeep", 5260.0, 55_000.0, 23_210.0),
+    ("TreeWide", 451.0, 4080.0, 1950.0),
+    ("JsonSmall", 40.10, 521.75, 66.16),
+    ("JsonLarge", 1090.0, 13_770.0, 830.15),
+];
+
+/// Nanoseconds for a table cell: two significant decimals below 10, none from 100 up, with
+/// thousands separators.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 10.0 {
+        format!("{ns:.2}")
+    } else if ns < 100.0 {
+        format!("{ns:.1}")
+    } else {
+        thousands(ns.round() as u64)
+    }
+}
+
+/// An integer with `,` between thousands.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A ratio `peer / ours` as `×r`.
+pub fn fmt_ratio(ratio: f64) -> String {
+    if ratio >= 100.0 {
+        format!("×{ratio:.0}")
+    } else if ratio >= 10.0 {
+        format!("×{ratio:.1}")
+    } else {
+        format!("×{ratio:.2}")
+    }
+}
+
+fn gbps(bytes_per_sec: f64) -> String {
+    format!("{:.2}", bytes_per_sec / 1e9)
+}
+
+fn cell(t: Option<&Timing>, base: Option<&Timing>) -> String {
+    match (t, base) {
+        (Some(t), Some(b)) if b.min_ns > 0.0 => {
+            format!("{} ({})", fmt_ns(t.min_ns), fmt_ratio(t.min_ns / b.min_ns))
+        }
+        (Some(t), _) => fmt_ns(t.min_ns),
+        (None, _) => "–".into(),
+    }
+}
+
+fn workloads(results: &Results) -> Vec<&'static str> {
+    WORKLOADS
+        .iter()
+        .map(|w| w.name)
+        .filter(|w| results.cases.iter().any(|c| c.workload == *w))
+        .collect()
+}
+
+fn header(out: &mut String, first: &str, columns: &[String]) {
+    let _ = writeln!(out, "| {first} | {} |", columns.join(" | "));
+    let _ = writeln!(
+        out,
+        "|---|{}|",
+        columns.iter().map(|_| "---:").collect::<Vec<_>>().join("|")
+    );
+}
+
+/// A table of one operation: every format's time and its ratio to Bebop's.
+pub fn op_table(results: &Results, op: Op, base_op: Op) -> String {
+    let mut out = String::new();
+    let columns: Vec<String> = Format::ALL.iter().map(|f| f.name().to_owned()).collect();
+    header(&mut out, "workload", &columns);
+    for w in workloads(results) {
+        let base = results.timing(w, Format::Bebop, base_op);
+        let cells: Vec<String> = Format::ALL
+            .iter()
+            .map(|&f| {
+                let t = results.timing(w, f, op);
+                if f == Format::Bebop && op == base_op {
+                    t.map_or("–".into(), |t| fmt_ns(t.min_ns))
+                } else {
+                    cell(t, base)
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {w} | {} |", cells.join(" | "));
+    }
+    out
+}
+
+/// The summary: our encode, decode and decode+walk, and every other format's decode+walk with
+/// its ratio to ours.
+pub fn summary_table(results: &Results) -> String {
+    let mut out = String::new();
+    let mut columns = vec![
+        "bebop encode".to_owned(),
+        "bebop decode".to_owned(),
+        "bebop decode+walk".to_owned(),
+    ];
+    columns.extend(
+        Format::ALL[1..]
+            .iter()
+            .map(|f| format!("{} decode+walk", f.name())),
+    );
+    header(&mut out, "workload", &columns);
+    for w in workloads(results) {
+        let ns = |f, op| {
+            results
+                .timing(w, f, op)
+                .map_or("–".into(), |t: &Timing| fmt_ns(t.min_ns))
+        };
+        let base = results.timing(w, Format::Bebop, Op::DecodeWalk);
+        let mut cells = vec![
+            ns(Format::Bebop, Op::Encode),
+            ns(Format::Bebop, Op::Decode),
+            ns(Format::Bebop, Op::DecodeWalk),
+        ];
+        cells.extend(
+            Format::ALL[1..]
+                .iter()
+                .map(|&f| cell(results.timing(w, f, Op::DecodeWalk), base)),
+        );
+        let _ = writeln!(out, "| {w} | {} |", cells.join(" | "));
+    }
+    out
+}
+
+fn sizes_table(results: &Results, pick: fn(&crate::runner::SizeRow) -> usize) -> String {
+    let mut out = String::new();
+    let formats: Vec<Format> = Format::ALL
+        .iter()
+        .copied()
+        .filter(|&f| f != Format::BebopOwned)
+        .collect();
+    let columns: Vec<String> = formats.iter().map(|f| f.wire().to_owned()).collect();
+    header(&mut out, "workload", &columns);
+    for w in workloads(results) {
+        let cells: Vec<String> = formats
+            .iter()
+            .map(|&f| {
+                results
+                    .size(w, f)
+                    .map_or("–".into(), |s| thousands(pick(s) as u64))
+            })
+            .collect();
+        let _ = writeln!(out, "| {w} | {} |", cells.join(" | "));
+    }
+    out
+}
+
+fn paper_table(results: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "workload",
+        &[
+            "bebop (Rust, this run)".into(),
+            "prost (this run)".into(),
+            "rmp-serde (this run)".into(),
+            "Bebop C (paper)".into(),
+            "protobuf-c (paper)".into(),
+            "msgpack-c (paper)".into(),
+        ],
+    );
+    for (w, c, pbc, mpc) in PAPER_DECODE_NS {
+        let ns = |f| {
+            results
+                .timing(w, f, Op::Decode)
+                .map_or("–".into(), |t| fmt_ns(t.min_ns))
+        };
+        let _ = writeln!(
+            out,
+            "| {w} | {} | {} | {} | {} | {} | {} |",
+            ns(Format::Bebop),
+            ns(Format::Prost),
+            ns(Format::MsgPack),
+            fmt_ns(c),
+            fmt_ns(pbc),
+            fmt_ns(mpc)
+        );
+    }
+    out
+}
+
+fn bandwidth_table(rows: &[BandwidthRow]) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "record",
+        &[
+            "wire bytes".into(),
+            "memcpy GB/s".into(),
+            "decode + read every element (`iter`) GB/s (% memcpy)".into(),
+            "decode + read every element (`wire_bytes`) GB/s (% memcpy)".into(),
+            "decode + copy_to_slice GB/s (% memcpy)".into(),
+            "encode (view → buffer) GB/s (% memcpy)".into(),
+            "owned decode GB/s (% memcpy)".into(),
+            "decode alone, ns".into(),
+        ],
+    );
+    for r in rows {
+        let pct = |t: &Timing| {
+            format!(
+                "{} ({:.0}%)",
+                gbps(r.bytes_per_sec(t)),
+                r.percent_of_memcpy(t)
+            )
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            size_label(r.payload_bytes),
+            thousands(r.wire_bytes as u64),
+            gbps(r.bytes_per_sec(&r.memcpy)),
+            pct(&r.decode_read),
+            pct(&r.decode_read_wire),
+            pct(&r.decode_copy_out),
+            pct(&r.encode),
+            pct(&r.owned_decode),
+            fmt_ns(r.decode.min_ns)
+        );
+    }
+    out
+}
+
+fn scaling_table(results: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "bfloat16 elements",
+        &[
+            "wire bytes".into(),
+            "bebop decode".into(),
+            "bebop decode + read every element".into(),
+            "bebop-owned decode".into(),
+            "prost decode".into(),
+            "rkyv access".into(),
+        ],
+    );
+    for r in &results.scaling {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            thousands(r.dim as u64),
+            thousands(r.wire_bytes as u64),
+            fmt_ns(r.bebop_decode.min_ns),
+            fmt_ns(r.bebop_decode_walk.min_ns),
+            fmt_ns(r.bebop_owned_decode.min_ns),
+            fmt_ns(r.prost_decode.min_ns),
+            fmt_ns(r.rkyv_access.min_ns)
+        );
+    }
+    out
+}
+
+fn op_chart(results: &Results, op: Op, title: &str) -> String {
+    let names = workloads(results);
+    let series: Vec<Series<'_>> = Format::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| Series {
+            label: f.name(),
+            color: PALETTE[i % PALETTE.len()],
+            values: names
+                .iter()
+                .map(|w| results.timing(w, f, op).map(|t| t.min_ns))
+                .collect(),
+        })
+        .collect();
+    plot::grouped_bars(title, "ns per operation", &names, &series)
+}
+
+fn size_chart(results: &Results) -> String {
+    let names = workloads(results);
+    let series: Vec<Series<'_>> = Format::ALL
+        .iter()
+        .filter(|&&f| f != Format::BebopOwned)
+        .enumerate()
+        .map(|(i, &f)| Series {
+            label: f.wire(),
+            color: PALETTE[i % PALETTE.len()],
+            values: names
+                .iter()
+                .map(|w| results.size(w, f).map(|s| s.raw as f64))
+                .collect(),
+        })
+        .collect();
+    plot::grouped_bars("Wire size", "bytes", &names, &series)
+}
+
+fn size_label(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
+fn bandwidth_chart(rows: &[BandwidthRow]) -> String {
+    let xs: Vec<(f64, String)> = rows
+        .iter()
+        .map(|r| (r.wire_bytes as f64, size_label(r.payload_bytes)))
+        .collect();
+    let line = |label, color, pick: fn(&BandwidthRow) -> &Timing| Series {
+        label,
+        color,
+        values: rows
+            .iter()
+            .map(|r| Some(r.bytes_per_sec(pick(r)) / 1e9))
+            .collect(),
+    };
+    let series = [
+        line("memcpy", PALETTE[7], |r| &r.memcpy),
+        line("decode + read all (iter)", PALETTE[0], |r| &r.decode_read),
+        line("decode + read all (wire_bytes)", PALETTE[5], |r| {
+            &r.decode_read_wire
+        }),
+        line("decode + copy_to_slice", PALETTE[1], |r| &r.decode_copy_out),
+        line("encode", PALETTE[2], |r| &r.encode),
+        line("owned decode", PALETTE[3], |r| &r.owned_decode),
+    ];
+    plot::lines(
+        "TensorShard bandwidth against memcpy",
+        "bfloat16 payload of the record",
+        "GB/s",
+        &xs,
+        &series,
+    )
+}
+
+fn scaling_chart(results: &Results) -> String {
+    let rows = &results.scaling;
+    let xs: Vec<(f64, String)> = rows
+        .iter()
+        .map(|r| (r.dim as f64, thousands(r.dim as u64)))
+        .collect();
+    let line = |label, color, pick: fn(&crate::scaling::ScalingRow) -> &Timing| Series {
+        label,
+        color,
+        values: rows.iter().map(|r| Some(pick(r).min_ns)).collect(),
+    };
+    let series = [
+        line("bebop decode", PALETTE[0], |r| &r.bebop_decode),
+        line("bebop decode + read all", PALETTE[1], |r| {
+            &r.bebop_decode_walk
+        }),
+        line("bebop-owned decode", PALETTE[3], |r| &r.bebop_owned_decode),
+        line("prost decode", PALETTE[2], |r| &r.prost_decode),
+        line("rkyv access", PALETTE[4], |r| &r.rkyv_access),
+    ];
+    plot::lines(
+        "EmbeddingBF16 decode against vector length",
+        "bfloat16 elements",
+        "ns",
+        &xs,
+        &series,
+    )
+}
+
+/// The Markdown report.
+pub fn markdown(results: &Results) -> String {
+    let m = &results.meta;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Bebop workloads: generated Rust code against peers\n"
+    );
+    if m.quick {
+        let _ = writeln!(
+            out,
+            "> **Quick mode**: every operation ran once or twice to prove it works and every \
+             workload was checked to round-trip in every format. The times below are single \
+             cold runs, **not measurements**.\n"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Made by `cargo run --release -p bebop-workloads --bin bench-report{}` on {} ({} \
+         logical CPUs) on {}; the run took {:.0} s. Each time is the fastest \
+         of up to {} samples taken in {} passes over the suite (batches of about 2 ms; on a \
+         shared machine other processes only add time, so the minimum is the steadiest figure; \
+         medians are in `results.json`), in **nanoseconds per operation**, on data built like the \
+         reference harness's (see [Data](#data)). A ratio `×r` is that format's time divided \
+         by Bebop's for the same operation: above 1, Bebop is faster. Every number is from one \
+         run on a shared machine; the ratios are steadier than the absolute times.\n",
+        if m.quick { " -- --quick" } else { "" },
+        m.cpu,
+        m.cpus,
+        utc_date(m.started_unix),
+        m.seconds,
+        crate::timing::TimingConfig::FULL.samples * crate::timing::TimingConfig::FULL.rounds,
+        crate::timing::TimingConfig::FULL.rounds,
+    );
+    out.push_str(METHOD);
+    let _ = writeln!(out, "\n## Summary: decode + walk\n");
+    let _ = writeln!(
+        out,
+        "Our encode (view → caller's buffer), decode (validated view) and decode + walk, and \
+         every other format's decode + walk (decode into its natural form, then read every \
+         field), with its ratio to Bebop's decode + walk.\n"
+    );
+    out.push_str(&summary_table(results));
+    let _ = writeln!(out, "\n![decode + walk](decode_walk.svg)\n");
+    for (op, file, text) in [
+        (
+            Op::Encode,
+            "encode.svg",
+            "Value to bytes. Bebop encodes a view into a caller's buffer; bebop-owned encodes \
+             the owned value into a reused `Vec`.",
+        ),
+        (
+            Op::Decode,
+            "decode.svg",
+            "Bytes to the natural decoded form (see the table of formats). For Bebop that is a \
+             view validated in one pass (UTF-8, enums, nesting): every field can then be read \
+             without further checks; arrays of records are decoded again as they are iterated, \
+             which is what decode + walk adds. For rkyv it is validated access.",
+        ),
+        (
+            Op::DecodeWalk,
+            "decode_walk.svg",
+            "Decode, then read every field (every array element; of each string its length and \
+             first and last bytes).",
+        ),
+        (
+            Op::RoundTrip,
+            "round_trip.svg",
+            "Encode, then decode what was written.",
+        ),
+    ] {
+        let _ = writeln!(out, "\n## {}\n\n{text}\n", capitalise(op.name()));
+        out.push_str(&op_table(results, op, op));
+        if op != Op::DecodeWalk {
+            let _ = writeln!(out, "\n![{}]({file})", op.name());
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n### Against the paper's published decode figures\n\n\
+         The paper's C figures were measured on an Apple M3 Ultra and the reference decode loop \
+         never resets its arena (which inflates its allocation-heavy rows about 3×); they are \
+         here for scale, not for a ratio. The C harness was not run on this machine.\n"
+    );
+    out.push_str(&paper_table(results));
+    let _ = writeln!(
+        out,
+        "\n## Wire size\n\nBytes of each encoding. Bebop's owned and view forms write the same \
+         bytes. rkyv's archive includes its alignment padding and relative pointers.\n"
+    );
+    out.push_str(&sizes_table(results, |s| s.raw));
+    let _ = writeln!(
+        out,
+        "\n![wire size](sizes.svg)\n\n### After zstd (level 3)\n"
+    );
+    out.push_str(&sizes_table(results, |s| s.zstd));
+    let _ = writeln!(out, "\n### After LZ4 (block format)\n");
+    out.push_str(&sizes_table(results, |s| s.lz4));
+    let _ = writeln!(
+        out,
+        "\n## Large scalar arrays: decode is O(1) in the array length\n\n\
+         A Bebop view of a scalar array checks the length against the input and keeps a \
+         pointer: no element is visited, so decoding an EmbeddingBF16 costs the same for 384 \
+         elements as for a million. Reading the elements then costs what it costs; the owned \
+         decode and prost copy them, and rkyv's validation is O(1) for plain scalars too.\n"
+    );
+    out.push_str(&scaling_table(results));
+    let _ = writeln!(
+        out,
+        "\n![scaling](scaling.svg)\n\n## Bandwidth against memcpy\n\n\
+         A TensorShard whose bfloat16 payload is 64 KiB to 16 MiB (Embedding1536 and \
+         TensorShardLarge are 3 KiB and 64 KiB). Bytes per second are the record's wire bytes \
+         divided by the time; memcpy is `copy_from_slice` of the same bytes into another \
+         buffer (warm caches, single thread). Decoding alone is O(1) (last column). Every \
+         element is read two ways: through `Array::iter`, the generic element iterator, and \
+         straight from `Array::wire_bytes()` in two-byte chunks, which is what a fast path for \
+         scalar elements in `iter` could reach.\n"
+    );
+    out.push_str(&bandwidth_table(&results.bandwidth));
+    let _ = writeln!(out, "\n![bandwidth](bandwidth.svg)\n");
+    out.push_str(DATA_NOTES);
+    out
+}
+
+/// `YYYY-MM-DD HH:MM UTC` for seconds since the Unix epoch.
+pub fn utc_date(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from a day count (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+const METHOD: &str = "\
+## Formats
+
+| format | decoded form | encode writes into | data model |
+|---|---|---|---|
+| bebop | generated view over the input, validated in one pass | caller's byte slice | code generated by `bebop-codegen-rust` from `benchmark.bop` |
+| bebop-owned | generated owned type (`String`, `Vec`, `BTreeMap`) decoded straight from bytes, as the earlier Rust plugin did | reused `Vec<u8>` | same generated code, `owned` module |
+| prost | prost message | reused `Vec<u8>` | `proto/benchmark.proto`: uuid and bfloat16[] as `bytes`, JsonValue as a oneof like `google.protobuf.Value` |
+| rkyv | archived value through `rkyv::access` (bytecheck validation), zero-copy | reused `AlignedVec` | the serde model types, derived |
+| postcard | owned serde type | caller's byte slice | serde model: uuid and bfloat16[] as byte strings |
+| bincode | owned serde type (bincode 2, standard config) | caller's byte slice | serde model |
+| rmp-serde | owned serde type; structs as maps with field names | reused `Vec<u8>` | serde model |
+| serde_json | owned serde type | reused `Vec<u8>` | serde model: uuid as text, bytes as base64, bfloat16 as numbers, JsonValue as plain JSON |
+| simd-json | owned serde type; parsing needs a mutable copy of the input, whose copying is timed | reused `Vec<u8>` | serde model, as serde_json |
+
+Every workload is checked to round-trip in every format before it is timed: each format's bytes \
+decode to a value equal to the original, whose walk reads the same checksum.
+
+serde_json is built with its `float_roundtrip` feature: its default float parser is best-effort \
+in the last bit, which the round-trip check does not accept (the feature costs about twice the \
+parsing time per float, by its documentation). simd-json's serializer writes float32 values with \
+float64 digits, so its JSON for float arrays is longer than serde_json's.
+";
+
+const DATA_NOTES: &str = "\
+## Data
+
+Built like the reference harness (`lab/benchmark/c/src/harness.cpp`): the same shapes, string \
+lengths, counts, constants and random engine (MT19937-64 seeded with 42, draws in the same order). \
+What differs:
+
+- Values the harness draws through C++ distributions (ids, ages, prices, random strings, \
+  bfloat16 and float vectors, the large LLM chunk's token ids and logprobs) use this suite's own \
+  mapping from the engine's output, so they are different values of the same kind; raw draws \
+  (`rng() & 0xFF` for uuid bytes and the event payload, `rng() % 10 + 1`, `rng() % 50000`) are \
+  the same expressions. Bebop's uncompressed sizes depend only on lengths and are the paper's \
+  (PersonSmall 28, OrderLarge 1,240, Embedding768 1,556, TensorShardLarge 65,624 bytes); \
+  varint and compressed sizes depend on the values.
+- ChunkedText: the harness reads \"Alice's Adventures in Wonderland\" from a file that is not \
+  available here; this suite generates a deterministic Markdown text of the same kind and size \
+  (about 150 KB: twelve `## Chapter` headings, other `##` headings, paragraphs) and splits it \
+  with the harness's span rules.
+- Object keys are written in ascending order (the harness's hash maps write them in hash order).
+- EmbeddingBatch has 8 vectors of 1536 and EventLarge a 4 KiB payload, as the harness builds \
+  them (the paper's table of workloads says 32 vectors and 8 KB).
+- The paper's protobuf schema carries uuids as 36-character strings; here they are 16-byte \
+  `bytes`, as a protobuf user would choose.
+";
+
+/// Writes `results.json`, `report.md` and the charts into `dir`.
+pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let put = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
+    put("results.json", &json)?;
+    put("report.md", &markdown(results))?;
+    put(
+        "decode_walk.svg",
+        &op_chart(results, Op::DecodeWalk, "Decode + walk (every field read)"),
+    )?;
+    put("decode.svg", &op_chart(results, Op::Decode, "Decode"))?;
+    put("encode.svg", &op_chart(results, Op::Encode, "Encode"))?;
+    put(
+        "round_trip.svg",
+        &op_chart(results, Op::RoundTrip, "Round trip"),
+    )?;
+    put("sizes.svg", &size_chart(results))?;
+    put("scaling.svg", &scaling_chart(results))?;
+    put("bandwidth.svg", &bandwidth_chart(&results.bandwidth))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(fmt_ns(2.345), "2.35");
+        assert_eq!(fmt_ns(45.67), "45.7");
+        assert_eq!(fmt_ns(1_234_567.4), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(fmt_ratio(0.456), "×0.46");
+        assert_eq!(fmt_ratio(12.34), "×12.3");
+        assert_eq!(fmt_ratio(1234.0), "×1234");
+        assert_eq!(utc_date(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_date(951_782_400 + 3_661), "2000-02-29 01:01 UTC");
+        assert_eq!(utc_date(1_704_067_200), "2024-01-01 00:00 UTC");
+        assert_eq!(size_label(64 << 10), "64 KiB");
+        assert_eq!(size_label(16 << 20), "16 MiB");
+    }
+}

@@ -1,0 +1,336 @@
+//! Runs the whole suite and collects [`Results`]: every workload × format × operation, the
+//! wire sizes, the O(1) and bandwidth sections.
+
+use std::time::{Duration, Instant};
+
+use bumpalo::Bump;
+use serde::Serialize;
+
+use crate::data::Dataset;
+use crate::scaling::{self, BandwidthRow, ScalingRow};
+use crate::shape::Shape;
+use crate::suite::{
+    CaseSink, Format, Op, Prepared, WorkloadInfo, WorkloadVisitor, for_each_workload,
+};
+use crate::timing::{Timing, TimingConfig, measure, smoke};
+
+/// One timed format × operation on one workload.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseResult {
+    /// Workload name.
+    pub workload: &'static str,
+    /// Format.
+    pub format: Format,
+    /// Operation.
+    pub op: Op,
+    /// Size of the format's encoding of the workload.
+    pub wire_bytes: usize,
+    /// The timing.
+    pub timing: Timing,
+}
+
+/// Wire sizes of one workload in one encoding.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizeRow {
+    /// Workload name.
+    pub workload: &'static str,
+    /// Format (Bebop's owned form is left out: its bytes are the view's).
+    pub format: Format,
+    /// Encoded size.
+    pub raw: usize,
+    /// After zstd (level 3).
+    pub zstd: usize,
+    /// After LZ4 (block format, no size prefix).
+    pub lz4: usize,
+}
+
+/// Facts about the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Meta {
+    /// Quick mode: every operation ran once; the times are not measurements.
+    pub quick: bool,
+    /// CPU model, from `/proc/cpuinfo` when there is one.
+    pub cpu: String,
+    /// Logical CPUs.
+    pub cpus: usize,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_unix: u64,
+    /// Wall time of the whole run, in seconds.
+    pub seconds: f64,
+    /// The workloads that ran (all of them unless `--only` chose some), in order; each was
+    /// checked to round-trip in every format.
+    pub workloads: Vec<WorkloadInfo>,
+}
+
+/// Everything a run found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Results {
+    /// Facts about the run.
+    pub meta: Meta,
+    /// Every workload × format × operation.
+    pub cases: Vec<CaseResult>,
+    /// Wire sizes.
+    pub sizes: Vec<SizeRow>,
+    /// Decode cost against embedding length.
+    pub scaling: Vec<ScalingRow>,
+    /// Bandwidth against memcpy.
+    pub bandwidth: Vec<BandwidthRow>,
+}
+
+impl Results {
+    /// The timing of one case.
+    pub fn timing(&self, workload: &str, format: Format, op: Op) -> Option<&Timing> {
+        self.cases
+            .iter()
+            .find(|c| c.workload == workload && c.format == format && c.op == op)
+            .map(|c| &c.timing)
+    }
+
+    /// The wire sizes of one workload and format.
+    pub fn size(&self, workload: &str, format: Format) -> Option<&SizeRow> {
+        self.sizes
+            .iter()
+            .find(|s| s.workload == workload && s.format == format)
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Run every operation once, check every round trip, claim no timings.
+    pub quick: bool,
+    /// Timing settings for the full run.
+    pub timing: TimingConfig,
+    /// Only workloads whose name contains one of these (all when empty).
+    pub only: Vec<String>,
+    /// Print progress to stderr.
+    pub progress: bool,
+}
+
+struct Collector<'o> {
+    options: &'o RunOptions,
+    round: usize,
+    /// Every pass's timing of every case, in the order first seen.
+    cases: Vec<(CaseResult, Vec<Timing>)>,
+    sizes: Vec<SizeRow>,
+    error: Option<String>,
+    index: usize,
+    visited: Vec<WorkloadInfo>,
+}
+
+impl CaseSink for Collector<'_> {
+    fn case(
+        &mut self,
+        workload: WorkloadInfo,
+        format: Format,
+        op: Op,
+        wire_bytes: usize,
+        run: &mut dyn FnMut(u64) -> Duration,
+    ) {
+        let timing = if self.options.quick {
+            // Twice, so that anything that only breaks on reuse of a buffer shows.
+            smoke(run);
+            smoke(run)
+        } else {
+            measure(run, &self.options.timing)
+        };
+        match self
+            .cases
+            .iter_mut()
+            .find(|(c, _)| c.workload == workload.name && c.format == format && c.op == op)
+        {
+            Some((_, rounds)) => rounds.push(timing),
+            None => self.cases.push((
+                CaseResult {
+                    workload: workload.name,
+                    format,
+                    op,
+                    wire_bytes,
+                    timing,
+                },
+                vec![timing],
+            )),
+        }
+    }
+}
+
+fn compressed_sizes(bytes: &[u8]) -> Result<(usize, usize), String> {
+    let zstd = zstd::bulk::compress(bytes, 3).map_err(|e| format!("zstd: {e}"))?;
+    let lz4 = lz4_flex::block::compress(bytes);
+    Ok((zstd.len(), lz4.len()))
+}
+
+impl WorkloadVisitor for Collector<'_> {
+    fn visit<S: Shape>(&mut self, info: WorkloadInfo, value: &S) {
+        self.index += 1;
+        if self.error.is_some()
+            || (!self.options.only.is_empty()
+                && !self
+                    .options
+                    .only
+                    .iter()
+                    .any(|o| info.name.contains(o.as_str())))
+        {
+            return;
+        }
+        let started = Instant::now();
+        let arena = Bump::new();
+        let prepared = match Prepared::new(info, value, &arena) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
+        if self.round > 0 {
+            prepared.cases(self);
+            if self.options.progress {
+                eprintln!(
+                    "[round {}] {:<18} {:.1}s",
+                    self.round + 1,
+                    info.name,
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            return;
+        }
+        if let Err(e) = prepared.verify() {
+            self.error = Some(e);
+            return;
+        }
+        self.visited.push(info);
+        for &format in &Format::ALL {
+            if format == Format::BebopOwned {
+                continue;
+            }
+            let bytes = prepared.bytes(format);
+            match compressed_sizes(bytes) {
+                Ok((zstd, lz4)) => self.sizes.push(SizeRow {
+                    workload: info.name,
+                    format,
+                    raw: bytes.len(),
+                    zstd,
+                    lz4,
+                }),
+                Err(e) => {
+                    self.error = Some(format!("{}: {e}", info.name));
+                    return;
+                }
+            }
+        }
+        prepared.cases(self);
+        if self.options.progress {
+            eprintln!(
+                "[{:>2}/{}] {:<18} round-trips in every format; {} cases in {:.1}s",
+                self.index,
+                crate::suite::WORKLOADS.len(),
+                info.name,
+                Format::ALL.len() * Op::ALL.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned())
+}
+
+/// Combines passes that each made the same rows, row by row.
+fn by_row<R: Clone>(passes: &[Vec<R>], combine: fn(&[R]) -> Option<R>) -> Vec<R> {
+    let rows = passes.first().map_or(0, Vec::len);
+    (0..rows)
+        .filter_map(|i| {
+            let same: Vec<R> = passes.iter().filter_map(|p| p.get(i).cloned()).collect();
+            combine(&same)
+        })
+        .collect()
+}
+
+/// Runs the suite.
+pub fn run(options: &RunOptions) -> Result<Results, String> {
+    let started = Instant::now();
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let data = Dataset::build();
+    let mut collector = Collector {
+        options,
+        round: 0,
+        cases: Vec::new(),
+        sizes: Vec::new(),
+        error: None,
+        index: 0,
+        visited: Vec::new(),
+    };
+    for_each_workload(&data, &mut collector);
+    if let Some(e) = collector.error {
+        return Err(e);
+    }
+    let rounds = if options.quick {
+        1
+    } else {
+        options.timing.rounds.max(1)
+    };
+    for round in 1..rounds {
+        collector.round = round;
+        collector.index = 0;
+        for_each_workload(&data, &mut collector);
+    }
+    if collector.visited.is_empty() {
+        return Err(format!(
+            "no workload matches {:?} (workloads: {})",
+            options.only,
+            crate::suite::WORKLOADS
+                .iter()
+                .map(|w| w.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if options.progress {
+        eprintln!("O(1) decode of large scalar arrays...");
+    }
+    let mut scaling_passes = Vec::new();
+    let mut bandwidth_passes = Vec::new();
+    for _ in 0..rounds {
+        scaling_passes.push(scaling::scaling(options.quick, &options.timing)?);
+    }
+    if options.progress {
+        eprintln!("bandwidth against memcpy...");
+    }
+    for _ in 0..rounds {
+        bandwidth_passes.push(scaling::bandwidth(options.quick, &options.timing)?);
+    }
+    let scaling = by_row(&scaling_passes, ScalingRow::combine);
+    let bandwidth = by_row(&bandwidth_passes, BandwidthRow::combine);
+    Ok(Results {
+        meta: Meta {
+            quick: options.quick,
+            cpu: cpu_model(),
+            cpus: std::thread::available_parallelism().map_or(1, usize::from),
+            started_unix,
+            seconds: started.elapsed().as_secs_f64(),
+            workloads: collector.visited,
+        },
+        cases: collector
+            .cases
+            .into_iter()
+            .map(|(case, rounds)| CaseResult {
+                timing: Timing::combine(&rounds),
+                ..case
+            })
+            .collect(),
+        sizes: collector.sizes,
+        scaling,
+        bandwidth,
+    })
+}

@@ -1,0 +1,293 @@
+//! Large scalar arrays: decode cost against array length (a Bebop view of a scalar array is made
+//! in O(1)), and bandwidth against `memcpy` of the same bytes for records from 64 KiB to 16 MiB.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bebop::{Decode as _, Encode as _};
+use prost::Message as _;
+use rkyv::rancor;
+use serde::Serialize;
+
+use crate::bop::{self, owned};
+use crate::data::{embedding_of_dim, tensor_shard_of_size};
+use crate::model::{ArchivedEmbeddingBf16, EmbeddingBf16, TensorShard};
+use crate::pb;
+use crate::shape::Shape;
+use crate::timing::{Timing, TimingConfig, measure, smoke};
+use crate::walk::checksum;
+
+/// Embedding lengths for the O(1) table: the paper's three, then up to a million.
+pub const EMBEDDING_DIMS: [usize; 6] = [384, 768, 1536, 16_384, 131_072, 1_048_576];
+
+/// Record sizes for the bandwidth table: 64 KiB to 16 MiB (bfloat16 payload bytes).
+pub const BANDWIDTH_SIZES: [usize; 5] = [64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20];
+
+/// One row of the O(1) table.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScalingRow {
+    /// Number of bfloat16 elements.
+    pub dim: usize,
+    /// Bebop wire size.
+    pub wire_bytes: usize,
+    /// Bebop view decode.
+    pub bebop_decode: Timing,
+    /// Bebop view decode + reading every element.
+    pub bebop_decode_walk: Timing,
+    /// Bebop owned decode (copies into a `Vec<bf16>`).
+    pub bebop_owned_decode: Timing,
+    /// prost decode (copies the `bytes` field).
+    pub prost_decode: Timing,
+    /// rkyv validated access.
+    pub rkyv_access: Timing,
+}
+
+/// One row of the bandwidth table: each operation's time on a record of `wire_bytes`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BandwidthRow {
+    /// Payload size (bfloat16 data bytes).
+    pub payload_bytes: usize,
+    /// Encoded record size.
+    pub wire_bytes: usize,
+    /// `copy_from_slice` of the encoded record into another buffer.
+    pub memcpy: Timing,
+    /// View decode alone.
+    pub decode: Timing,
+    /// View decode, then reading every element through `Array::iter`.
+    pub decode_read: Timing,
+    /// View decode, then reading every element from `Array::wire_bytes` in two-byte chunks
+    /// (what a scalar fast path in `Array::iter` could reach).
+    pub decode_read_wire: Timing,
+    /// View decode, then `Array::copy_to_slice` into a caller's `[bf16]`.
+    pub decode_copy_out: Timing,
+    /// Encoding the view into a caller's buffer.
+    pub encode: Timing,
+    /// Owned decode (allocates and copies into a `Vec<bf16>`).
+    pub owned_decode: Timing,
+}
+
+impl ScalingRow {
+    /// Combines the passes of one row (see [`Timing::combine`]).
+    pub fn combine(passes: &[ScalingRow]) -> Option<ScalingRow> {
+        let first = passes.first()?;
+        let c = |pick: fn(&ScalingRow) -> Timing| {
+            Timing::combine(&passes.iter().map(pick).collect::<Vec<_>>())
+        };
+        Some(ScalingRow {
+            dim: first.dim,
+            wire_bytes: first.wire_bytes,
+            bebop_decode: c(|r| r.bebop_decode),
+            bebop_decode_walk: c(|r| r.bebop_decode_walk),
+            bebop_owned_decode: c(|r| r.bebop_owned_decode),
+            prost_decode: c(|r| r.prost_decode),
+            rkyv_access: c(|r| r.rkyv_access),
+        })
+    }
+}
+
+impl BandwidthRow {
+    /// Combines the passes of one row (see [`Timing::combine`]).
+    pub fn combine(passes: &[BandwidthRow]) -> Option<BandwidthRow> {
+        let first = passes.first()?;
+        let c = |pick: fn(&BandwidthRow) -> Timing| {
+            Timing::combine(&passes.iter().map(pick).collect::<Vec<_>>())
+        };
+        Some(BandwidthRow {
+            payload_bytes: first.payload_bytes,
+            wire_bytes: first.wire_bytes,
+            memcpy: c(|r| r.memcpy),
+            decode: c(|r| r.decode),
+            decode_read: c(|r| r.decode_read),
+            decode_read_wire: c(|r| r.decode_read_wire),
+            decode_copy_out: c(|r| r.decode_copy_out),
+            encode: c(|r| r.encode),
+            owned_decode: c(|r| r.owned_decode),
+        })
+    }
+
+    /// Bytes per second of an operation on this record.
+    pub fn bytes_per_sec(&self, t: &Timing) -> f64 {
+        if t.min_ns > 0.0 {
+            self.wire_bytes as f64 / (t.min_ns * 1e-9)
+        } else {
+            0.0
+        }
+    }
+
+    /// An operation's speed as a percentage of `memcpy`'s.
+    pub fn percent_of_memcpy(&self, t: &Timing) -> f64 {
+        if t.min_ns > 0.0 {
+            100.0 * self.memcpy.min_ns / t.min_ns
+        } else {
+            0.0
+        }
+    }
+}
+
+fn run_op<R>(quick: bool, config: &TimingConfig, mut op: impl FnMut() -> R) -> Timing {
+    let mut run = |iters: u64| -> Duration {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(op());
+        }
+        start.elapsed()
+    };
+    if quick {
+        smoke(&mut run)
+    } else {
+        measure(&mut run, config)
+    }
+}
+
+fn encode(view: &impl bebop::Encode) -> Result<Vec<u8>, String> {
+    bebop::EncodeExt::encode_to_vec(view).map_err(|e| e.to_string())
+}
+
+/// Measures decode against array length. In quick mode each operation runs once, and the
+/// results are only checked, not timed.
+pub fn scaling(quick: bool, config: &TimingConfig) -> Result<Vec<ScalingRow>, String> {
+    let dims: &[usize] = if quick {
+        &EMBEDDING_DIMS[..4]
+    } else {
+        &EMBEDDING_DIMS
+    };
+    let mut rows = Vec::new();
+    for &dim in dims {
+        let model = embedding_of_dim(dim);
+        let arena = bumpalo::Bump::new();
+        let bytes = encode(&model.view(&arena))?;
+        let pb_bytes = model.to_pb().encode_to_vec();
+        let archive = rkyv::to_bytes::<rancor::Error>(&model).map_err(|e| e.to_string())?;
+        // Check each form before timing it.
+        let view = bop::EmbeddingBF16::from_bytes(&bytes).map_err(|e| e.to_string())?;
+        let expected = checksum(&model);
+        let owned = owned::EmbeddingBF16::from_bytes(&bytes).map_err(|e| e.to_string())?;
+        let from_pb = pb::EmbeddingBf16::decode(&pb_bytes[..]).map_err(|e| e.to_string())?;
+        let archived = rkyv::access::<ArchivedEmbeddingBf16, rancor::Error>(&archive)
+            .map_err(|e| e.to_string())?;
+        for (what, sum) in [
+            ("view", checksum(&view)),
+            ("owned", checksum(&owned)),
+            ("prost", checksum(&from_pb)),
+            ("rkyv", checksum(archived)),
+        ] {
+            if sum != expected {
+                return Err(format!(
+                    "embedding of {dim}: the {what} form reads differently"
+                ));
+            }
+        }
+        if EmbeddingBf16::from_owned_bebop(&owned) != model {
+            return Err(format!(
+                "embedding of {dim}: owned decode changed the value"
+            ));
+        }
+        rows.push(ScalingRow {
+            dim,
+            wire_bytes: bytes.len(),
+            bebop_decode: run_op(quick, config, || {
+                black_box(bop::EmbeddingBF16::from_bytes(black_box(&bytes))).is_ok()
+            }),
+            bebop_decode_walk: run_op(quick, config, || {
+                bop::EmbeddingBF16::from_bytes(black_box(&bytes)).map_or(0, |v| checksum(&v))
+            }),
+            bebop_owned_decode: run_op(quick, config, || {
+                black_box(owned::EmbeddingBF16::from_bytes(black_box(&bytes))).is_ok()
+            }),
+            prost_decode: run_op(quick, config, || {
+                black_box(pb::EmbeddingBf16::decode(black_box(&pb_bytes[..]))).is_ok()
+            }),
+            rkyv_access: run_op(quick, config, || {
+                black_box(rkyv::access::<ArchivedEmbeddingBf16, rancor::Error>(
+                    black_box(&archive),
+                ))
+                .is_ok()
+            }),
+        });
+    }
+    Ok(rows)
+}
+
+/// Measures bandwidth against `memcpy` for records from 64 KiB to 16 MiB.
+pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>, String> {
+    let sizes: &[usize] = if quick {
+        &BANDWIDTH_SIZES[..2]
+    } else {
+        &BANDWIDTH_SIZES
+    };
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let model: TensorShard = tensor_shard_of_size(size);
+        let arena = bumpalo::Bump::new();
+        let view = model.view(&arena);
+        let bytes = encode(&view)?;
+        let decoded = bop::TensorShard::from_bytes(&bytes).map_err(|e| e.to_string())?;
+        if checksum(&decoded) != checksum(&model) {
+            return Err(format!(
+                "tensor shard of {size} bytes: the view reads differently"
+            ));
+        }
+        let mut out = vec![bebop::bf16::ZERO; decoded.data.len()];
+        if decoded.data.copy_to_slice(&mut out) != model.data.len()
+            || out
+                .iter()
+                .map(|b| b.to_bits())
+                .ne(model.data.iter().copied())
+        {
+            return Err(format!(
+                "tensor shard of {size} bytes: copy_to_slice differs"
+            ));
+        }
+        let wire_sum = decoded.data.wire_bytes().map_or(0, |b| {
+            b.chunks_exact(2)
+                .map(|c| u64::from(u16::from_le_bytes([c[0], c[1]])))
+                .fold(0u64, u64::wrapping_add)
+        });
+        let model_sum = model
+            .data
+            .iter()
+            .map(|&b| u64::from(b))
+            .fold(0u64, u64::wrapping_add);
+        if wire_sum != model_sum {
+            return Err(format!(
+                "tensor shard of {size} bytes: wire_bytes reads differently"
+            ));
+        }
+        let mut dst = vec![0u8; bytes.len()];
+        let mut enc_buf = vec![0u8; bytes.len()];
+        rows.push(BandwidthRow {
+            payload_bytes: size,
+            wire_bytes: bytes.len(),
+            memcpy: run_op(quick, config, || {
+                dst.copy_from_slice(black_box(&bytes));
+                dst[0]
+            }),
+            decode: run_op(quick, config, || {
+                black_box(bop::TensorShard::from_bytes(black_box(&bytes))).is_ok()
+            }),
+            decode_read: run_op(quick, config, || {
+                bop::TensorShard::from_bytes(black_box(&bytes)).map_or(0, |v| checksum(&v))
+            }),
+            decode_read_wire: run_op(quick, config, || {
+                bop::TensorShard::from_bytes(black_box(&bytes)).map_or(0, |v| {
+                    v.data.wire_bytes().map_or(0, |b| {
+                        b.chunks_exact(2)
+                            .map(|c| u64::from(u16::from_le_bytes([c[0], c[1]])))
+                            .fold(0u64, u64::wrapping_add)
+                    })
+                })
+            }),
+            decode_copy_out: run_op(quick, config, || {
+                bop::TensorShard::from_bytes(black_box(&bytes))
+                    .map_or(0, |v| v.data.copy_to_slice(black_box(&mut out)))
+            }),
+            encode: run_op(quick, config, || {
+                view.encode_into(black_box(&mut enc_buf)).unwrap_or(0)
+            }),
+            owned_decode: run_op(quick, config, || {
+                black_box(owned::TensorShard::from_bytes(black_box(&bytes))).is_ok()
+            }),
+        });
+    }
+    Ok(rows)
+}

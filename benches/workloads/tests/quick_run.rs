@@ -1,0 +1,69 @@
+//! The report runner's quick mode runs every workload and format and writes a complete report.
+
+use bebop_workloads::report;
+use bebop_workloads::runner::{RunOptions, run};
+use bebop_workloads::suite::{Format, Op, WORKLOADS};
+use bebop_workloads::timing::TimingConfig;
+
+#[test]
+fn quick_mode_covers_everything_and_writes_the_report() {
+    let options = RunOptions {
+        quick: true,
+        timing: TimingConfig::FULL,
+        only: Vec::new(),
+        progress: false,
+    };
+    let results = run(&options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(results.meta.quick);
+    assert_eq!(
+        results.cases.len(),
+        WORKLOADS.len() * Format::ALL.len() * Op::ALL.len()
+    );
+    for w in WORKLOADS {
+        for f in Format::ALL {
+            for op in Op::ALL {
+                assert!(
+                    results.timing(w.name, f, op).is_some(),
+                    "{} {f:?} {op:?}",
+                    w.name
+                );
+            }
+        }
+    }
+    assert_eq!(
+        results.sizes.len(),
+        WORKLOADS.len() * (Format::ALL.len() - 1)
+    );
+    assert!(!results.scaling.is_empty() && !results.bandwidth.is_empty());
+
+    let dir = std::env::temp_dir().join(format!("bebop-workloads-test-{}", std::process::id()));
+    report::write(&results, &dir).unwrap_or_else(|e| panic!("{e}"));
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
+    assert!(md.contains("Quick mode"));
+    for w in WORKLOADS {
+        assert!(
+            md.contains(&format!("| {} |", w.name)),
+            "{} missing",
+            w.name
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert_eq!(
+        json["cases"].as_array().map(Vec::len),
+        Some(results.cases.len())
+    );
+    for svg in [
+        "decode_walk.svg",
+        "encode.svg",
+        "sizes.svg",
+        "scaling.svg",
+        "bandwidth.svg",
+    ] {
+        let text = std::fs::read_to_string(dir.join(svg)).unwrap_or_default();
+        assert!(text.starts_with("<svg"), "{svg}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

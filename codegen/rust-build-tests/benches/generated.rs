@@ -1,0 +1,2 @@
+//! Generated against hand-written encoders and decoders (to be written).
+fn main() {}

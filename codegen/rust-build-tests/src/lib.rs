@@ -1,0 +1,43 @@
+//! Code generated at build time by `bebop-build` (see `build.rs`), compiled and tested:
+//!
+//! - [`benchmark`]: `../shared/bench/benchmark.bop`, the paper's workloads;
+//! - [`fixtures`]: every valid reference fixture, one module each;
+//! - [`standard`]: the standard schemas built into the compiler (`bebop/descriptor.bop`,
+//!   `bebop/plugin.bop`, `bebop/rpc.bop`, `bebop/decorators.bop`, `bebop/empty.bop`,
+//!   `bebop/any.bop`, `bebop/json.bop`), one module each (holding package `bebop`), with
+//!   `Vec<(K, V)>` owned maps;
+//! - [`spec`]: `schemas/spec.bop`, the types of the SPEC.md §3 golden vectors.
+//!
+//! The views need `core` alone; the owned types (module `owned` of each) are behind the
+//! feature `owned` (on by default). Without it the crate is `no_std` without `alloc`, which
+//! the bare-metal check builds (from the repository root):
+//!
+//! ```text
+//! scripts/build-std thumbv6m-none-eabi -q -p bebop-rust-build-tests --no-default-features
+//! ```
+//!
+//! The tests (`tests/`) check the golden vectors byte for byte, round-trip the benchmark
+//! types with random values, and decode and re-encode the reference descriptors with the
+//! generated `bebop.DescriptorSet` and `bebop.CodeGeneratorRequest`. The benchmark
+//! (`benches/generated.rs`) compares generated and hand-written encoders and decoders.
+#![no_std]
+
+/// Generated from `../shared/bench/benchmark.bop`.
+pub mod benchmark {
+    include!(concat!(env!("OUT_DIR"), "/benchmark.rs"));
+}
+
+/// Generated from the reference fixtures, one module per `valid/NAME.bop`.
+pub mod fixtures {
+    include!(concat!(env!("OUT_DIR"), "/fixtures.rs"));
+}
+
+/// Generated from the standard schemas, one module per `bebop/NAME.bop`.
+pub mod standard {
+    include!(concat!(env!("OUT_DIR"), "/standard.rs"));
+}
+
+/// Generated from `schemas/spec.bop`.
+pub mod spec {
+    include!(concat!(env!("OUT_DIR"), "/spec.rs"));
+}
