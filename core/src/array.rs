@@ -156,6 +156,7 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
     pub fn iter(&self) -> Iter<'a, T> {
         Iter {
             repr: match self.repr {
+                Repr::Wire { bytes, .. } if fixed_size::<T>().is_some() => IterRepr::Fixed(bytes),
                 Repr::Wire { bytes, len, .. } => IterRepr::Wire {
                     reader: Reader::trusted(bytes),
                     left: len,
@@ -164,6 +165,22 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
             },
         }
     }
+}
+
+/// `T`'s wire size when it is fixed and not zero: such elements are iterated by slicing the
+/// validated bytes into chunks of that size.
+#[inline(always)]
+const fn fixed_size<'a, T: Decode<'a>>() -> Option<usize> {
+    match T::FIXED_SIZE {
+        Some(0) | None => None,
+        Some(size) => Some(size),
+    }
+}
+
+/// Decodes one fixed-size element from exactly its validated bytes.
+#[inline(always)]
+fn decode_chunk<'a, T: Decode<'a>>(chunk: &'a [u8]) -> Option<T> {
+    T::decode(&mut Reader::trusted(chunk)).ok()
 }
 
 impl<'a, T: Scalar> Array<'a, T> {
@@ -290,7 +307,13 @@ pub struct Iter<'a, T> {
 }
 
 enum IterRepr<'a, T> {
-    Wire { reader: Reader<'a>, left: usize },
+    /// Elements of a fixed, non-zero size: the validated bytes of those not yet read.
+    Fixed(&'a [u8]),
+    /// Other elements: a reader over the validated bytes and how many elements are left.
+    Wire {
+        reader: Reader<'a>,
+        left: usize,
+    },
     Slice(core::slice::Iter<'a, T>),
 }
 
@@ -298,6 +321,7 @@ impl<T> Clone for Iter<'_, T> {
     fn clone(&self) -> Self {
         Iter {
             repr: match &self.repr {
+                IterRepr::Fixed(bytes) => IterRepr::Fixed(bytes),
                 IterRepr::Wire { reader, left } => IterRepr::Wire {
                     reader: reader.clone(),
                     left: *left,
@@ -314,6 +338,17 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
     #[inline]
     fn next(&mut self) -> Option<T> {
         match &mut self.repr {
+            IterRepr::Fixed(bytes) => {
+                let size = fixed_size::<T>()?;
+                let (chunk, rest) = bytes.split_at_checked(size)?;
+                *bytes = rest;
+                let item = decode_chunk(chunk);
+                if item.is_none() {
+                    // Only a broken `Decode` impl fails on validated bytes; stop there.
+                    *bytes = &[];
+                }
+                item
+            }
             IterRepr::Slice(it) => it.next().cloned(),
             IterRepr::Wire { reader, left } => {
                 if *left == 0 {
@@ -336,6 +371,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = match &self.repr {
+            IterRepr::Fixed(bytes) => fixed_size::<T>().map_or(0, |size| bytes.len() / size),
             IterRepr::Wire { left, .. } => *left,
             IterRepr::Slice(it) => it.len(),
         };
@@ -343,22 +379,59 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
     }
 
     fn nth(&mut self, n: usize) -> Option<T> {
-        if let IterRepr::Wire { reader, left } = &mut self.repr {
-            if let Some(size) = T::FIXED_SIZE {
-                // Skip fixed-size elements without decoding them.
+        match &mut self.repr {
+            IterRepr::Fixed(bytes) => {
+                let size = fixed_size::<T>()?;
+                match n.checked_mul(size).and_then(|skip| bytes.get(skip..)) {
+                    Some(rest) => *bytes = rest,
+                    None => {
+                        *bytes = &[];
+                        return None;
+                    }
+                }
+            }
+            IterRepr::Wire { reader, left } => {
+                // Hop over the elements in between without decoding them.
                 let skip = n.min(*left);
-                if reader.take(skip * size).is_err() {
-                    *left = 0;
-                    return None;
+                for _ in 0..skip {
+                    if T::skip(reader).is_err() {
+                        *left = 0;
+                        return None;
+                    }
                 }
                 *left -= skip;
-                return self.next();
             }
-        }
-        for _ in 0..n {
-            self.next()?;
+            IterRepr::Slice(it) => return it.nth(n).cloned(),
         }
         self.next()
+    }
+
+    #[inline]
+    fn fold<B, F: FnMut(B, T) -> B>(self, init: B, mut f: F) -> B {
+        match self.repr {
+            IterRepr::Fixed(bytes) => {
+                let Some(size) = fixed_size::<T>() else {
+                    return init;
+                };
+                let mut acc = init;
+                for chunk in bytes.chunks_exact(size) {
+                    match decode_chunk(chunk) {
+                        Some(item) => acc = f(acc, item),
+                        None => break,
+                    }
+                }
+                acc
+            }
+            IterRepr::Slice(it) => it.cloned().fold(init, f),
+            repr @ IterRepr::Wire { .. } => {
+                let mut it = Iter { repr };
+                let mut acc = init;
+                while let Some(item) = it.next() {
+                    acc = f(acc, item);
+                }
+                acc
+            }
+        }
     }
 }
 
@@ -499,5 +572,109 @@ impl<'a, T: Decode<'a> + Clone, const N: usize> IntoIterator for FixedArray<'a, 
     type IntoIter = Iter<'a, T>;
     fn into_iter(self) -> Iter<'a, T> {
         self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use std::vec::Vec;
+
+    /// Counts full decodes, to show that walking a view does not validate again.
+    static DECODES: AtomicUsize = AtomicUsize::new(0);
+
+    /// A message-framed record: `u32` length, then that many bytes.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Rec<'a>(&'a [u8]);
+
+    impl WireSize for Rec<'_> {
+        const MIN_SIZE: usize = 4;
+    }
+
+    impl<'a> Decode<'a> for Rec<'a> {
+        fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
+            DECODES.fetch_add(1, Ordering::Relaxed);
+            r.read::<&'a [u8]>().map(Rec)
+        }
+        fn skip(r: &mut Reader<'a>) -> Result<(), Error> {
+            r.skip_prefixed()
+        }
+    }
+
+    #[test]
+    fn walking_nested_arrays_hops_over_validated_records() {
+        // Rec[][]: [[r"ab", r""], [r"c"]]
+        let bytes = [
+            2, 0, 0, 0, // outer count
+            2, 0, 0, 0, 2, 0, 0, 0, b'a', b'b', 0, 0, 0, 0, // [ab, ""]
+            1, 0, 0, 0, 1, 0, 0, 0, b'c', // [c]
+        ];
+        let before = DECODES.load(Ordering::Relaxed);
+        let outer = Array::<Array<Rec>>::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            DECODES.load(Ordering::Relaxed) - before,
+            3,
+            "validated once"
+        );
+        let before = DECODES.load(Ordering::Relaxed);
+        let inner: Vec<Array<Rec>> = outer.iter().collect();
+        assert_eq!(inner.len(), 2);
+        assert_eq!(inner[0].len(), 2);
+        assert_eq!(inner[1].len(), 1);
+        assert_eq!(
+            DECODES.load(Ordering::Relaxed) - before,
+            0,
+            "no record decoded"
+        );
+        // Reading a record decodes it, and only it.
+        assert_eq!(inner[0].get(1), Some(Rec(b"")));
+        assert_eq!(inner[1].first(), Some(Rec(b"c")));
+        assert_eq!(DECODES.load(Ordering::Relaxed) - before, 2);
+    }
+
+    #[test]
+    fn nth_hops_over_variable_size_elements() {
+        let bytes = b"\x03\0\0\0\x01\0\0\0a\0\x02\0\0\0bc\0\x03\0\0\0def\0";
+        let arr = Array::<&str>::from_bytes(bytes).unwrap();
+        assert_eq!(arr.iter().nth(2), Some("def"));
+        assert_eq!(arr.iter().nth(3), None);
+        let mut it = arr.iter();
+        assert_eq!(it.nth(1), Some("bc"));
+        assert_eq!(it.len(), 1);
+        assert_eq!(arr.get(0), Some("a"));
+    }
+
+    #[test]
+    fn fixed_size_iteration_agrees_with_get_fold_and_nth() {
+        let values: Vec<i32> = (-50..50).map(|i| i * 1_000_003).collect();
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&(values.len() as u32).to_le_bytes());
+        for v in &values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        let arr = Array::<i32>::from_bytes(&bytes).unwrap();
+        assert_eq!(arr.iter().collect::<Vec<_>>(), values);
+        assert_eq!(
+            arr.iter().fold(0i64, |a, v| a + i64::from(v)),
+            values.iter().map(|&v| i64::from(v)).sum::<i64>()
+        );
+        let mut it = arr.iter();
+        assert_eq!(it.len(), 100);
+        assert_eq!(it.nth(10), Some(values[10]));
+        assert_eq!(it.len(), 89);
+        assert_eq!(it.nth(88), Some(values[99]));
+        assert_eq!(it.next(), None);
+        assert_eq!(arr.iter().nth(usize::MAX), None);
+        assert_eq!(arr.get(99), Some(values[99]));
+        assert_eq!(arr.get(100), None);
+    }
+
+    #[test]
+    fn zero_sized_elements_iterate_by_count() {
+        // fixed arrays of zero length are not Bebop, but `()`-like records are: use [u8; 0].
+        let arr = Array::<[u8; 0]>::from_bytes(&[3, 0, 0, 0]).unwrap();
+        assert_eq!(arr.iter().count(), 3);
+        assert_eq!(arr.iter().nth(2), Some([]));
     }
 }

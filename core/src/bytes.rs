@@ -40,6 +40,13 @@ impl<'a> Decode<'a> for &'a str {
         crate::utf8::from_utf8(bytes)
             .map_err(|e| Error::new(ErrorKind::InvalidUtf8, start + e.valid_up_to()))
     }
+
+    /// Hops over the text and its NUL without checking them.
+    #[inline]
+    fn skip(reader: &mut Reader<'a>) -> Result<(), Error> {
+        let len = reader.read_u32()? as usize;
+        reader.take(len.saturating_add(1)).map(drop)
+    }
 }
 
 impl<T> WireSize for [T] {

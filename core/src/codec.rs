@@ -56,6 +56,32 @@ pub trait Decode<'a>: WireSize + Sized {
     /// Reads one value from `reader`.
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error>;
 
+    /// Moves `reader` past one value whose bytes an earlier decode validated, as cheaply as
+    /// the wire format allows: fixed-size values and values with a length prefix (strings,
+    /// byte arrays, messages, unions) are hopped over without being read.
+    ///
+    /// Views call this when they re-read their own validated bytes (iterating an array of
+    /// records must find where each record's nested arrays end), so that a walk over a
+    /// decoded view reads each byte about once. On bytes nobody validated it may accept what
+    /// [`decode`](Self::decode) rejects; it still never panics. The default decodes the value
+    /// and drops it, or takes `FIXED_SIZE` bytes.
+    ///
+    /// ```
+    /// use bebop_core::{Decode, Reader};
+    ///
+    /// let mut r = Reader::new(b"\x02\0\0\0hi\0\x07");
+    /// <&str>::skip(&mut r)?;
+    /// assert_eq!(r.read_u8()?, 7);
+    /// # Ok::<(), bebop_core::Error>(())
+    /// ```
+    #[inline]
+    fn skip(reader: &mut Reader<'a>) -> Result<(), Error> {
+        match Self::FIXED_SIZE {
+            Some(size) => reader.take(size).map(drop),
+            None => Self::decode(reader).map(drop),
+        }
+    }
+
     /// Decodes `bytes` as exactly one value under [`Limits::DEFAULT`].
     #[inline]
     fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {

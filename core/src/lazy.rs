@@ -80,7 +80,7 @@ impl<T: WireSize> WireSize for Lazy<'_, T> {
 
 impl<'a, T: Decode<'a>> Decode<'a> for Lazy<'a, T> {
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
-        let (_, bytes) = reader.read_with_bytes::<T>()?;
+        let bytes = reader.span::<T>()?;
         Ok(Lazy {
             repr: Repr::Wire(bytes),
         })

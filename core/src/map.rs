@@ -152,13 +152,21 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
             reader.charge_empty(len)?;
         }
         let start = reader.remaining_bytes();
-        reader.nested(|r| {
+        if reader.is_validated() {
+            // A view re-reading its own bytes: hop over the entries.
             for _ in 0..len {
-                K::decode(r)?;
-                V::decode(r)?;
+                K::skip(reader)?;
+                V::skip(reader)?;
             }
-            Ok(())
-        })?;
+        } else {
+            reader.nested(|r| {
+                for _ in 0..len {
+                    K::decode(r)?;
+                    V::decode(r)?;
+                }
+                Ok(())
+            })?;
+        }
         let used = start.len() - reader.remaining();
         Ok(Map {
             repr: Repr::Wire {

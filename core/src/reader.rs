@@ -74,6 +74,10 @@ pub struct Reader<'a> {
     end: usize,
     depth_left: u32,
     empty_left: u64,
+    /// True when the bytes were validated by an earlier decode (views re-reading their own
+    /// bytes): element walks then hop over values with [`Decode::skip`] instead of checking
+    /// them again.
+    validated: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -89,12 +93,23 @@ impl<'a> Reader<'a> {
             end: bytes.len(),
             depth_left: limits.max_depth,
             empty_left: limits.max_empty_elements,
+            validated: false,
         }
     }
 
     /// A reader over bytes that an earlier decode already validated (used by views).
     pub(crate) const fn trusted(bytes: &'a [u8]) -> Self {
-        Self::with_limits(bytes, Limits::NONE)
+        let mut r = Self::with_limits(bytes, Limits::NONE);
+        r.validated = true;
+        r
+    }
+
+    /// True for a reader over bytes an earlier decode validated: a view re-reading its own
+    /// bytes. Such readers find the end of nested arrays, maps and lazy values by hopping
+    /// over their elements with [`Decode::skip`] rather than by checking them again.
+    #[inline]
+    pub const fn is_validated(&self) -> bool {
+        self.validated
     }
 
     /// The absolute offset of the next byte to read.
@@ -297,6 +312,30 @@ impl<'a> Reader<'a> {
         self.read_u8()
     }
 
+    /// Moves past a message or union without reading its body: its `u32` length prefix, then
+    /// as many bytes as it counts. This is [`Decode::skip`] for messages and unions.
+    ///
+    /// ```
+    /// use bebop_core::Reader;
+    ///
+    /// // A message of 3 body bytes, then one more byte.
+    /// let mut r = Reader::new(&[3, 0, 0, 0, 1, 7, 0, 0xAA]);
+    /// r.skip_prefixed()?;
+    /// assert_eq!(r.read_u8()?, 0xAA);
+    /// # Ok::<(), bebop_core::Error>(())
+    /// ```
+    #[inline]
+    pub fn skip_prefixed(&mut self) -> Result<(), Error> {
+        let at = self.offset();
+        let len = self.read_u32()?;
+        let n = len as usize;
+        if n > self.rest.len() {
+            return Err(Error::new(ErrorKind::LengthOutOfBounds, at).with_detail(len as u64));
+        }
+        self.rest = &self.rest[n..];
+        Ok(())
+    }
+
     /// Decodes a union: reads its `u32` length and discriminator, runs `f` on the branch body
     /// with the discriminator, then continues after the union, skipping what `f` did not read.
     ///
@@ -326,7 +365,14 @@ impl<'a> Reader<'a> {
     /// An input that cannot hold `count` elements of `T`'s minimum size fails at once, before
     /// any element is read; zero-sized elements are charged to the budget; elements whose
     /// every bit pattern is valid are not visited at all, so this is O(1) for them.
+    ///
+    /// On a [validated](Self::is_validated) reader the elements are not checked again:
+    /// fixed-size ones are taken in one step and the others hopped over with
+    /// [`Decode::skip`].
     pub fn elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
+        if self.validated {
+            return self.skip_elements::<T>(count);
+        }
         let start = self.rest;
         if let Some(size) = T::FIXED_SIZE {
             if size == 0 {
@@ -359,6 +405,39 @@ impl<'a> Reader<'a> {
             }
             Ok(())
         })?;
+        let used = start.len() - self.rest.len();
+        Ok(&start[..used])
+    }
+
+    /// Moves past `count` elements of `T` in validated bytes and returns their bytes.
+    fn skip_elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
+        let start = self.rest;
+        match T::FIXED_SIZE {
+            Some(size) => match size.checked_mul(count) {
+                Some(total) => self.take(total),
+                None => Err(self
+                    .error(ErrorKind::LengthOutOfBounds)
+                    .with_detail(count as u64)),
+            },
+            None => {
+                for _ in 0..count {
+                    T::skip(self)?;
+                }
+                let used = start.len() - self.rest.len();
+                Ok(&start[..used])
+            }
+        }
+    }
+
+    /// The bytes of the next `T`: decoded (so validated) and dropped, or on a
+    /// [validated](Self::is_validated) reader hopped over with [`Decode::skip`].
+    pub(crate) fn span<T: Decode<'a>>(&mut self) -> Result<&'a [u8], Error> {
+        let start = self.rest;
+        if self.validated {
+            T::skip(self)?;
+        } else {
+            T::decode(self)?;
+        }
         let used = start.len() - self.rest.len();
         Ok(&start[..used])
     }

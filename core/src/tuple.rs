@@ -22,6 +22,11 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for (K, V) {
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         Ok((K::decode(reader)?, V::decode(reader)?))
     }
+    #[inline]
+    fn skip(reader: &mut Reader<'a>) -> Result<(), Error> {
+        K::skip(reader)?;
+        V::skip(reader)
+    }
 }
 
 impl<K: Encode, V: Encode> Encode for (K, V) {

@@ -973,6 +973,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for TypeDescriptor<'_> {
@@ -1114,6 +1121,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for LiteralValue<'_> {
@@ -1199,6 +1213,15 @@ pub mod bebop {
                 value: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            <&'a str as ::bebop::Decode<'a>>::skip(reader)?;
+            <LiteralValue<'a> as ::bebop::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop::Encode for DecoratorArg<'_> {
@@ -1265,6 +1288,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -1351,6 +1381,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -1449,6 +1486,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -1556,6 +1600,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -1671,6 +1722,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for MethodDescriptor<'_> {
@@ -1767,6 +1825,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for EnumDef<'_> {
@@ -1849,6 +1914,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for StructDef<'_> {
@@ -1908,6 +1980,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for MessageDef<'_> {
@@ -1962,6 +2041,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for UnionDef<'_> {
@@ -2013,6 +2099,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -2073,6 +2166,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -2170,6 +2270,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -2277,6 +2384,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -2425,6 +2539,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for DefinitionDescriptor<'_> {
@@ -2566,6 +2687,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for Location<'_> {
@@ -2632,6 +2760,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -2725,6 +2860,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for SchemaDescriptor<'_> {
@@ -2795,6 +2937,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for DescriptorSet<'_> {
@@ -2850,6 +2999,15 @@ pub mod bebop {
                 patch: reader.read()?,
                 suffix: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.take(12)?;
+            <&'a str as ::bebop::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2936,6 +3094,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -3108,6 +3273,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for Diagnostic<'_> {
@@ -3203,6 +3375,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for GeneratedFile<'_> {
@@ -3282,6 +3461,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 

@@ -159,6 +159,20 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// `Decode::skip` of a message or union view: hop over the length-prefixed body.
+    fn skip_prefixed(&self, mode: Mode) -> TokenStream {
+        let rt = &self.rt;
+        match mode {
+            Mode::View => quote! {
+                #[inline]
+                fn skip(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<(), #rt::Error> {
+                    reader.skip_prefixed()
+                }
+            },
+            Mode::Owned => TokenStream::new(),
+        }
+    }
+
     fn structure(
         &self,
         id: DefId,
@@ -246,6 +260,39 @@ impl Emitter<'_, '_> {
                 }
             }
         };
+        // skip (views only, variable-size structs): hop over each field, fixed-size runs in
+        // one step, so that walking validated bytes reads each byte about once.
+        let skip_body = if mode == Mode::View && d.fixed_size.is_none() {
+            let mut steps = Vec::new();
+            let mut run = 0usize;
+            for f in fields {
+                match (f.lazy, fixed_size(self.model, &f.ty)) {
+                    (false, Some(n)) => run += n,
+                    _ => {
+                        if run > 0 {
+                            let n = Literal::usize_unsuffixed(run);
+                            steps.push(quote!(reader.take(#n)?;));
+                            run = 0;
+                        }
+                        let ty = self.field_ty(mode, from, f, false);
+                        steps.push(quote!(<#ty as #rt::Decode<'a>>::skip(reader)?;));
+                    }
+                }
+            }
+            if run > 0 {
+                let n = Literal::usize_unsuffixed(run);
+                steps.push(quote!(reader.take(#n)?;));
+            }
+            quote! {
+                #[inline]
+                fn skip(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<(), #rt::Error> {
+                    #(#steps)*
+                    ::core::result::Result::Ok(())
+                }
+            }
+        } else {
+            TokenStream::new()
+        };
         // encoded_size: the fixed part as one number, then the variable fields.
         let size_expr = match d.fixed_size {
             Some(n) => {
@@ -305,6 +352,7 @@ impl Emitter<'_, '_> {
             impl<'a> #rt::Decode<'a> for #name #lt_a {
                 #always_valid
                 #decode_body
+                #skip_body
             }
 
             #allow_dep
@@ -402,6 +450,7 @@ impl Emitter<'_, '_> {
                 }
             }
         });
+        let skip_prefixed = self.skip_prefixed(mode);
         let defmt_impl = self.defmt_impl(id, mode, from);
         quote! {
             #attrs
@@ -420,6 +469,7 @@ impl Emitter<'_, '_> {
                 fn decode(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<Self, #rt::Error> {
                     #decode_body
                 }
+                #skip_prefixed
             }
 
             #allow_dep
@@ -553,6 +603,7 @@ impl Emitter<'_, '_> {
                 },
             )
         };
+        let skip_prefixed = self.skip_prefixed(mode);
         let defmt_impl = self.defmt_impl(id, mode, from);
         quote! {
             #attrs
@@ -572,6 +623,7 @@ impl Emitter<'_, '_> {
                 fn decode(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<Self, #rt::Error> {
                     #decode
                 }
+                #skip_prefixed
             }
 
             #allow_dep

@@ -40,6 +40,13 @@ impl<'a> ::bebop_core::Decode<'a> for Album<'a> {
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for Album<'_> {
@@ -174,6 +181,15 @@ impl<'a> ::bebop_core::Decode<'a> for Musician<'a> {
             plays: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(4)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Musician<'_> {
@@ -235,6 +251,13 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -299,6 +322,16 @@ impl<'a> ::bebop_core::Decode<'a> for Library<'a> {
             songs: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Map<'a, ::bebop_core::Uuid, Song<'a>> as ::bebop_core::Decode<'a>>::skip(
+            reader,
+        )?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Library<'_> {
@@ -339,6 +372,14 @@ impl<'a> ::bebop_core::Decode<'a> for AudioData<'a> {
         ::core::result::Result::Ok(Self {
             samples: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -383,6 +424,14 @@ pub mod album {
             ::core::result::Result::Ok(Self {
                 tracks: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Array<'a, super::Song<'a>> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -446,6 +495,13 @@ pub mod album {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 

@@ -68,6 +68,25 @@ impl<'a> ::bebop_core::Decode<'a> for BasicArrays<'a> {
             a_uuid: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, f64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, ::bebop_core::Uuid> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for BasicArrays<'_> {
@@ -143,6 +162,14 @@ impl<'a> ::bebop_core::Decode<'a> for TestInt32Array<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

@@ -74,6 +74,16 @@ impl<'a> ::bebop_core::Decode<'a> for BasicTypes<'a> {
             a_duration: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(42)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(44)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for BasicTypes<'_> {

@@ -1511,6 +1511,16 @@ pub mod codegen {
                     f_duration: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(80)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                reader.take(44)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for AllScalars<'_> {
@@ -1668,6 +1678,15 @@ pub mod codegen {
                     value: reader.read()?,
                     name: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(4)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -1847,6 +1866,15 @@ pub mod codegen {
                     status: reader.read()?,
                     msg: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(13)?;
+                <super::super::base::SimpleMessage<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -2045,6 +2073,45 @@ pub mod codegen {
                     arr_duration: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Array<'a, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, i8> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, i16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, u16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, u32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, i64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, u64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, i128> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, u128> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, ::bebop_core::f16> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                <::bebop_core::Array<'a, ::bebop_core::bf16> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, f64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, ::bebop_core::Uuid> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::Timestamp,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::Duration,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for DynamicArrays<'_> {
@@ -2191,6 +2258,25 @@ pub mod codegen {
                     records: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Array<
+                    'a,
+                    super::super::base::Point,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    super::super::base::Color,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, EnumByte> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, AllScalars<'a>> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for ComplexArrays<'_> {
@@ -2254,6 +2340,24 @@ pub mod codegen {
                     table: reader.read()?,
                     point_grid: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Array<'a, ::bebop_core::Array<'a, i32>> as ::bebop_core::Decode<
+                    'a,
+                >>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::Array<'a, &'a str>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::Array<'a, super::super::base::Point>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -2365,6 +2469,18 @@ pub mod codegen {
                     arr_timestamp: reader.read()?,
                     arr_duration: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(310)?;
+                <::bebop_core::FixedArray<'a, &'a str, 3> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                reader.take(120)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -2655,6 +2771,23 @@ pub mod codegen {
                     dynamic_of_fixed_strings: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Array<'a, &'a [u8; 10]> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::FixedArray<
+                    'a,
+                    ::bebop_core::Array<'a, i32>,
+                    3,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::FixedArray<'a, &'a str, 2>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for MixedArrays<'_> {
@@ -2711,6 +2844,17 @@ pub mod codegen {
                     solo: reader.read()?,
                     single_str: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(4)?;
+                <::bebop_core::FixedArray<'a, &'a str, 1> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -2776,6 +2920,23 @@ pub mod codegen {
                     m_int64_bool: reader.read()?,
                     m_uint_float: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Map<'a, bool, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<'a, i32, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<'a, &'a str, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<
+                    'a,
+                    ::bebop_core::Uuid,
+                    &'a str,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<'a, i64, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<'a, u32, f64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -2849,6 +3010,29 @@ pub mod codegen {
                     m_str_enum: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Map<
+                    'a,
+                    &'a str,
+                    super::super::base::Point,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<'a, i32, super::super::base::Color> as ::bebop_core::Decode<
+                    'a,
+                >>::skip(reader)?;
+                <::bebop_core::Map<
+                    'a,
+                    ::bebop_core::Uuid,
+                    AllScalars<'a>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<'a, &'a str, EnumByte> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for ComplexValueMaps<'_> {
@@ -2912,6 +3096,28 @@ pub mod codegen {
                     m_int_str_arr: reader.read()?,
                     m_str_point_arr: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Map<
+                    'a,
+                    &'a str,
+                    ::bebop_core::Array<'a, i32>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<
+                    'a,
+                    i32,
+                    ::bebop_core::Array<'a, &'a str>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Map<
+                    'a,
+                    &'a str,
+                    ::bebop_core::Array<'a, super::super::base::Point>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -2983,6 +3189,33 @@ pub mod codegen {
                     arr_of_maps: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Map<
+                    'a,
+                    &'a str,
+                    ::bebop_core::Map<'a, &'a str, &'a str>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::Map<
+                        'a,
+                        i32,
+                        ::bebop_core::Array<
+                            'a,
+                            ::bebop_core::Map<'a, bool, super::super::base::Point>,
+                        >,
+                    >,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<
+                    'a,
+                    ::bebop_core::Map<'a, &'a str, ::bebop_core::Array<'a, f32>>,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for NestedMaps<'_> {
@@ -3039,6 +3272,19 @@ pub mod codegen {
                     labeled_values: reader.read()?,
                     hash_lookup: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <::bebop_core::Map<'a, &'a str, [i32; 5]> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                <::bebop_core::Map<'a, u32, &'a [u8; 16]> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -3196,6 +3442,13 @@ pub mod codegen {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -3371,6 +3624,13 @@ pub mod codegen {
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
                 reader.message(|_| ::core::result::Result::Ok(Self {}))
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for EmptyMessage {
@@ -3448,6 +3708,13 @@ pub mod codegen {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -3568,6 +3835,13 @@ pub mod codegen {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         #[allow(deprecated)]
@@ -3672,6 +3946,13 @@ pub mod codegen {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -3781,6 +4062,13 @@ pub mod codegen {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for FixedArrayMessage<'_> {
@@ -3856,6 +4144,13 @@ pub mod codegen {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for LocalMessage {
@@ -3917,6 +4212,13 @@ pub mod codegen {
                     3 => ::core::result::Result::Ok(Self::Triangle(reader.read()?)),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -3998,6 +4300,13 @@ pub mod codegen {
                     3 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -4082,6 +4391,13 @@ pub mod codegen {
                     4 => ::core::result::Result::Ok(Self::Empty(reader.read()?)),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -4174,6 +4490,13 @@ pub mod codegen {
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for MixedUnion<'_> {
@@ -4265,6 +4588,13 @@ pub mod codegen {
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for VisibilityUnion<'_> {
@@ -4353,6 +4683,13 @@ pub mod codegen {
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for ComplexContentUnion<'_> {
@@ -4429,6 +4766,15 @@ pub mod codegen {
                     name: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(4)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for OuterStruct<'_> {
@@ -4489,6 +4835,13 @@ pub mod codegen {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -4557,6 +4910,13 @@ pub mod codegen {
                     2 => ::core::result::Result::Ok(Self::Failure(reader.read()?)),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -4828,6 +5188,24 @@ pub mod codegen {
                     nested: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <AllScalars<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                reader.take(18)?;
+                <DynamicArrays<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <FixedScalarArrays<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <ComplexArrays<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <PrimitiveMaps<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <ComplexValueMaps<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <UsesImported<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <InlineStructUnion as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <TypeRefUnion<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <OuterStruct<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for KitchenSink<'_> {
@@ -4956,6 +5334,13 @@ pub mod codegen {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for KitchenSinkMessage<'_> {
@@ -5063,6 +5448,19 @@ pub mod codegen {
                     child_ids: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(16)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                reader.take(4)?;
+                <::bebop_core::Array<'a, ::bebop_core::Uuid> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for TreeNode<'_> {
@@ -5128,6 +5526,23 @@ pub mod codegen {
                     adjacent_ids: reader.read()?,
                     named_edges: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(16)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <::bebop_core::Array<'a, ::bebop_core::Uuid> as ::bebop_core::Decode<'a>>::skip(
+                    reader,
+                )?;
+                <::bebop_core::Map<
+                    'a,
+                    &'a str,
+                    ::bebop_core::Uuid,
+                > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -5415,6 +5830,13 @@ pub mod codegen {
                         ::core::result::Result::Ok(out)
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.skip_prefixed()
+                }
             }
 
             impl ::bebop_core::Encode for Request<'_> {
@@ -5493,6 +5915,13 @@ pub mod codegen {
                         ::core::result::Result::Ok(out)
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.skip_prefixed()
+                }
             }
 
             impl ::bebop_core::Encode for Response<'_> {
@@ -5566,6 +5995,13 @@ pub mod codegen {
                         ::core::result::Result::Ok(out)
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.skip_prefixed()
+                }
             }
 
             impl ::bebop_core::Encode for Error<'_> {
@@ -5632,6 +6068,15 @@ pub mod codegen {
                         name: reader.read()?,
                         value: reader.read()?,
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    reader.take(4)?;
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -5747,6 +6192,14 @@ pub mod codegen {
                         value: reader.read()?,
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
+                }
             }
 
             impl ::bebop_core::Encode for LocalBranch<'_> {
@@ -5793,6 +6246,15 @@ pub mod codegen {
                         code: reader.read()?,
                         details: reader.read()?,
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.take(4)?;
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -5965,6 +6427,21 @@ pub mod codegen {
                         lookup: reader.read()?,
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    <::bebop_core::Array<
+                        'a,
+                        super::super::super::base::Point,
+                    > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    <::bebop_core::Map<'a, &'a str, i32> as ::bebop_core::Decode<'a>>::skip(
+                        reader,
+                    )?;
+                    ::core::result::Result::Ok(())
+                }
             }
 
             impl ::bebop_core::Encode for WithArrays<'_> {
@@ -6021,6 +6498,23 @@ pub mod codegen {
                         point_map: reader.read()?,
                         indexed_strings: reader.read()?,
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <::bebop_core::Map<
+                        'a,
+                        &'a str,
+                        super::super::super::base::Point,
+                    > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    <::bebop_core::Map<
+                        'a,
+                        i32,
+                        ::bebop_core::Array<'a, &'a str>,
+                    > as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -6144,6 +6638,15 @@ pub mod codegen {
                         key: reader.read()?,
                         value: reader.read()?,
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -6515,6 +7018,13 @@ pub mod codegen {
                         ::core::result::Result::Ok(out)
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.skip_prefixed()
+                }
             }
 
             impl ::bebop_core::Encode for InnerMessage<'_> {
@@ -6569,6 +7079,15 @@ pub mod codegen {
                         name: reader.read()?,
                         value: reader.read()?,
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -6694,6 +7213,14 @@ pub mod codegen {
                         value: reader.read()?,
                     })
                 }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
+                }
             }
 
             impl ::bebop_core::Encode for Success<'_> {
@@ -6740,6 +7267,15 @@ pub mod codegen {
                         code: reader.read()?,
                         msg: reader.read()?,
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.take(4)?;
+                    <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                    ::core::result::Result::Ok(())
                 }
             }
 
@@ -7126,6 +7662,13 @@ pub mod base {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 

@@ -42,6 +42,13 @@ pub mod app {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Measurement {

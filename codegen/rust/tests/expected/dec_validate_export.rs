@@ -47,6 +47,16 @@ impl<'a> ::bebop_core::Decode<'a> for Product<'a> {
             total: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(16)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(16)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Product<'_> {

@@ -58,6 +58,13 @@ pub mod test {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Document<'_> {
@@ -226,6 +233,13 @@ pub mod bebop {
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Value<'_> {
@@ -331,6 +345,13 @@ pub mod bebop {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Object<'_> {
@@ -390,6 +411,13 @@ pub mod bebop {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -451,6 +479,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for Bool {
@@ -510,6 +545,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for Number {
@@ -567,6 +609,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -626,6 +675,13 @@ pub mod bebop {
                     ::core::result::Result::Ok(out)
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
+            }
         }
 
         impl ::bebop_core::Encode for List<'_> {
@@ -683,6 +739,13 @@ pub mod bebop {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 

@@ -130,6 +130,13 @@ impl<'a> ::bebop_core::Decode<'a> for DepM {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 #[allow(deprecated)]
@@ -291,6 +298,13 @@ impl<'a> ::bebop_core::Decode<'a> for DocM {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 

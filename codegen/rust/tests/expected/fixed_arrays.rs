@@ -89,6 +89,16 @@ impl<'a> ::bebop_core::Decode<'a> for ScalarFixedArrays<'a> {
             intervals: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(294)?;
+        <::bebop_core::FixedArray<'a, &'a str, 3> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(120)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for ScalarFixedArrays<'_> {
@@ -281,6 +291,21 @@ impl<'a> ::bebop_core::Decode<'a> for MixedArrays<'a> {
             dynamic_of_fixed_strings: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, &'a [u8; 10]> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::FixedArray<'a, ::bebop_core::Array<'a, i32>, 3> as ::bebop_core::Decode<
+            'a,
+        >>::skip(reader)?;
+        <::bebop_core::Array<
+            'a,
+            ::bebop_core::FixedArray<'a, &'a str, 2>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for MixedArrays<'_> {
@@ -334,6 +359,15 @@ impl<'a> ::bebop_core::Decode<'a> for MapWithFixedArrays<'a> {
             labeled_values: reader.read()?,
             hash_lookup: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Map<'a, &'a str, [i32; 5]> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Map<'a, u32, &'a [u8; 16]> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -442,6 +476,16 @@ impl<'a> ::bebop_core::Decode<'a> for UsesDefinedType<'a> {
             point_grid: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(48)?;
+        <::bebop_core::Array<'a, Point> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(72)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for UsesDefinedType<'_> {
@@ -510,6 +554,13 @@ impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -697,6 +748,15 @@ impl<'a> ::bebop_core::Decode<'a> for SingleElementFixed<'a> {
             solo: reader.read()?,
             single_str: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(4)?;
+        <::bebop_core::FixedArray<'a, &'a str, 1> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

@@ -35,6 +35,14 @@ impl<'a> ::bebop_core::Decode<'a> for Band<'a> {
             members: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, Musician<'a>> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Band<'_> {
@@ -202,6 +210,15 @@ impl<'a> ::bebop_core::Decode<'a> for Musician<'a> {
             plays: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(4)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Musician<'_> {
@@ -263,6 +280,13 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -327,6 +351,16 @@ impl<'a> ::bebop_core::Decode<'a> for Library<'a> {
             songs: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Map<'a, ::bebop_core::Uuid, Song<'a>> as ::bebop_core::Decode<'a>>::skip(
+            reader,
+        )?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Library<'_> {
@@ -367,6 +401,14 @@ impl<'a> ::bebop_core::Decode<'a> for AudioData<'a> {
         ::core::result::Result::Ok(Self {
             samples: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -503,6 +545,13 @@ impl<'a> ::bebop_core::Decode<'a> for DepM {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -665,6 +714,13 @@ impl<'a> ::bebop_core::Decode<'a> for DocM {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -1311,6 +1367,25 @@ impl<'a> ::bebop_core::Decode<'a> for BasicArrays<'a> {
             a_uuid: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, f64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, ::bebop_core::Uuid> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for BasicArrays<'_> {
@@ -1386,6 +1461,14 @@ impl<'a> ::bebop_core::Decode<'a> for TestInt32Array<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

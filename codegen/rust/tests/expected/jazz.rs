@@ -108,6 +108,15 @@ impl<'a> ::bebop_core::Decode<'a> for Musician<'a> {
             plays: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(4)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Musician<'_> {
@@ -169,6 +178,13 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -233,6 +249,16 @@ impl<'a> ::bebop_core::Decode<'a> for Library<'a> {
             songs: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Map<'a, ::bebop_core::Uuid, Song<'a>> as ::bebop_core::Decode<'a>>::skip(
+            reader,
+        )?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Library<'_> {
@@ -273,6 +299,14 @@ impl<'a> ::bebop_core::Decode<'a> for AudioData<'a> {
         ::core::result::Result::Ok(Self {
             samples: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

@@ -33,6 +33,14 @@ impl<'a> ::bebop_core::Decode<'a> for Int32s<'a> {
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Int32s<'_> {
@@ -71,6 +79,14 @@ impl<'a> ::bebop_core::Decode<'a> for Uint32s<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, u32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -111,6 +127,14 @@ impl<'a> ::bebop_core::Decode<'a> for Float32s<'a> {
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Float32s<'_> {
@@ -149,6 +173,14 @@ impl<'a> ::bebop_core::Decode<'a> for Int64s<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, i64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -189,6 +221,14 @@ impl<'a> ::bebop_core::Decode<'a> for Uint64s<'a> {
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, u64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Uint64s<'_> {
@@ -227,6 +267,14 @@ impl<'a> ::bebop_core::Decode<'a> for Float64s<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, f64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -345,6 +393,15 @@ impl<'a> ::bebop_core::Decode<'a> for VideoData<'a> {
             fragment: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(16)?;
+        <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for VideoData<'_> {
@@ -405,6 +462,13 @@ impl<'a> ::bebop_core::Decode<'a> for MediaMessage<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -473,6 +537,13 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestOld {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for SkipTestOld {
@@ -537,6 +608,13 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestNew {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -611,6 +689,13 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestOldContainer {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for SkipTestOldContainer {
@@ -677,6 +762,13 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestNewContainer {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 

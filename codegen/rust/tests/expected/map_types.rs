@@ -45,6 +45,13 @@ impl<'a> ::bebop_core::Decode<'a> for M {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for M {
@@ -168,6 +175,28 @@ impl<'a> ::bebop_core::Decode<'a> for SomeMaps<'a> {
             m4: reader.read()?,
             m5: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Map<'a, bool, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Map<
+            'a,
+            &'a str,
+            ::bebop_core::Map<'a, &'a str, &'a str>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<
+            'a,
+            ::bebop_core::Map<'a, i32, ::bebop_core::Array<'a, ::bebop_core::Map<'a, bool, S>>>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<
+            'a,
+            ::bebop_core::Map<'a, &'a str, ::bebop_core::Array<'a, f32>>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Map<'a, ::bebop_core::Uuid, M> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

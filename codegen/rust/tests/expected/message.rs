@@ -45,6 +45,13 @@ impl<'a> ::bebop_core::Decode<'a> for Msg {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for Msg {
@@ -102,6 +109,13 @@ impl<'a> ::bebop_core::Decode<'a> for InnerM3 {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -221,6 +235,13 @@ impl<'a> ::bebop_core::Decode<'a> for OuterM3 {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 #[allow(deprecated)]
@@ -279,6 +300,15 @@ impl<'a> ::bebop_core::Decode<'a> for OuterS3 {
             inner_m: reader.read()?,
             inner_s: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <InnerM3 as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(1)?;
+        ::core::result::Result::Ok(())
     }
 }
 

@@ -95,6 +95,22 @@ impl<'a> ::bebop_core::Decode<'a> for MsgpackComparison<'a> {
             array8: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(37)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for MsgpackComparison<'_> {

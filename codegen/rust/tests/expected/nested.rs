@@ -38,6 +38,15 @@ impl<'a> ::bebop_core::Decode<'a> for Container<'a> {
             name: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(4)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Container<'_> {
@@ -89,6 +98,13 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -151,6 +167,13 @@ impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
             2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -341,6 +364,15 @@ pub mod container {
                 value: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Metadata<'_> {
@@ -528,6 +560,13 @@ pub mod event {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Payload<'_> {
@@ -583,6 +622,15 @@ pub mod event {
                 value: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Header<'_> {
@@ -633,6 +681,14 @@ pub mod result {
                 value: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Success<'_> {
@@ -679,6 +735,15 @@ pub mod result {
                 code: reader.read()?,
                 error_message: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(4)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -807,6 +872,14 @@ pub mod with_decorated_nested {
             ::core::result::Result::Ok(Self {
                 data: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 

@@ -39,6 +39,13 @@ impl<'a> ::bebop_core::Decode<'a> for InnerM {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for InnerM {
@@ -149,6 +156,13 @@ impl<'a> ::bebop_core::Decode<'a> for OuterM {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for OuterM {
@@ -208,6 +222,15 @@ impl<'a> ::bebop_core::Decode<'a> for OuterS {
             inner_m: reader.read()?,
             inner_s: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <InnerM as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(1)?;
+        ::core::result::Result::Ok(())
     }
 }
 

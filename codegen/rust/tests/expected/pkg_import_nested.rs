@@ -38,6 +38,16 @@ pub mod graphics {
                 vertices: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Array<'a, super::shapes::container::Point> as ::bebop_core::Decode<
+                'a,
+            >>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Polygon<'_> {
@@ -201,6 +211,14 @@ pub mod shapes {
                 points: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Array<'a, container::Point> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Drawing<'_> {
@@ -306,6 +324,14 @@ pub mod shapes {
                 ::core::result::Result::Ok(Self {
                     data: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
             }
         }
 

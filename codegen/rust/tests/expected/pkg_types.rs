@@ -179,6 +179,13 @@ pub mod types {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Color {

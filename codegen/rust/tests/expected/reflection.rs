@@ -218,6 +218,16 @@ pub mod reflection {
                 f_uuid: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(44)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(16)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for AllScalars<'_> {
@@ -309,6 +319,13 @@ pub mod reflection {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for OptionalFields<'_> {
@@ -382,6 +399,16 @@ pub mod reflection {
                 strings: reader.read()?,
                 points: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            <::bebop_core::Array<'a, Point> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -510,6 +537,15 @@ pub mod reflection {
                 int_to_point: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Map<'a, &'a str, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            <::bebop_core::Map<'a, i32, Point> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for MapContainer<'_> {
@@ -565,6 +601,15 @@ pub mod reflection {
                 id: reader.read()?,
                 inner: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(4)?;
+            <outer::Inner<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -690,6 +735,15 @@ pub mod reflection {
                 name: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(1)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for WithEnum<'_> {
@@ -749,6 +803,13 @@ pub mod reflection {
                 3 => ::core::result::Result::Ok(Self::Triangle(reader.read()?)),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -829,6 +890,15 @@ pub mod reflection {
                 payload: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(24)?;
+            <super::bebop::Any<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Event<'_> {
@@ -886,6 +956,21 @@ pub mod reflection {
                 named: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Array<'a, super::bebop::Any<'a>> as ::bebop_core::Decode<'a>>::skip(
+                reader,
+            )?;
+            <::bebop_core::Map<
+                'a,
+                &'a str,
+                super::bebop::Any<'a>,
+            > as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for AnyContainer<'_> {
@@ -941,6 +1026,15 @@ pub mod reflection {
                     value: reader.read()?,
                     count: reader.read()?,
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                reader.take(4)?;
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -1236,6 +1330,15 @@ pub mod bebop {
                 type_url: reader.read()?,
                 value: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 

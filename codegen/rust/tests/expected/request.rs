@@ -111,6 +111,15 @@ impl<'a> ::bebop_core::Decode<'a> for Furniture<'a> {
             family: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(8)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Furniture<'_> {
@@ -178,6 +187,13 @@ impl<'a> ::bebop_core::Decode<'a> for RequestCatalog<'a> {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 #[allow(deprecated)]
@@ -233,6 +249,14 @@ impl<'a> ::bebop_core::Decode<'a> for RequestResponse<'a> {
         ::core::result::Result::Ok(Self {
             available_furniture: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, Furniture<'a>> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

@@ -74,6 +74,16 @@ impl<'a> ::bebop_core::Decode<'a> for BasicTypes2<'a> {
             a_duration: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(42)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(44)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for BasicTypes2<'_> {
@@ -177,6 +187,25 @@ impl<'a> ::bebop_core::Decode<'a> for BasicArrays2<'a> {
             a_string: reader.read()?,
             a_uuid: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, i64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, u64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, f32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, f64> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, ::bebop_core::Uuid> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -325,6 +354,27 @@ impl<'a> ::bebop_core::Decode<'a> for SomeMaps2<'a> {
             m4: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Map<'a, bool, bool> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Map<
+            'a,
+            &'a str,
+            ::bebop_core::Map<'a, &'a str, &'a str>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<
+            'a,
+            ::bebop_core::Map<'a, i32, ::bebop_core::Array<'a, ::bebop_core::Map<'a, bool, S2>>>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<
+            'a,
+            ::bebop_core::Map<'a, &'a str, ::bebop_core::Array<'a, f32>>,
+        > as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for SomeMaps2<'_> {
@@ -377,6 +427,14 @@ impl<'a> ::bebop_core::Decode<'a> for TestInt32Array2<'a> {
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { a: reader.read()? })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, i32> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for TestInt32Array2<'_> {
@@ -417,6 +475,14 @@ impl<'a> ::bebop_core::Decode<'a> for ArrayOfStrings2<'a> {
         ::core::result::Result::Ok(Self {
             strings: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -461,6 +527,15 @@ impl<'a> ::bebop_core::Decode<'a> for StructOfStructs<'a> {
             basic_types: reader.read()?,
             basic_arrays: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <BasicTypes2<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <BasicArrays2<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -606,6 +681,14 @@ impl<'a> ::bebop_core::Decode<'a> for ShouldNotHaveLifetime<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
         ::core::result::Result::Ok(Self { v: reader.read()? })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <::bebop_core::Array<'a, OpcodeStruct> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 

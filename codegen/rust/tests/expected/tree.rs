@@ -45,6 +45,13 @@ impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for TreeNode<'_> {

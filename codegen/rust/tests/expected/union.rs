@@ -39,6 +39,13 @@ impl<'a> ::bebop_core::Decode<'a> for InnerM2 {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for InnerM2 {
@@ -102,6 +109,13 @@ impl<'a> ::bebop_core::Decode<'a> for U {
             4 => ::core::result::Result::Ok(Self::D(reader.read()?)),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -186,6 +200,13 @@ impl<'a> ::bebop_core::Decode<'a> for WeirdOrder {
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for WeirdOrder {
@@ -260,6 +281,13 @@ pub mod u {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -419,6 +447,14 @@ pub mod u {
             ::core::result::Result::Ok(Self {
                 msg: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <super::InnerM2 as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 

@@ -186,6 +186,13 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfU<'a> {
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for UnionPerfU<'_> {
@@ -589,6 +596,15 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfA<'a> {
             u: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(8)?;
+        <UnionPerfU<'a> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for UnionPerfA<'_> {
@@ -655,6 +671,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -729,6 +755,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A2<'_> {
@@ -801,6 +837,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -875,6 +921,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A4<'_> {
@@ -947,6 +1003,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1021,6 +1087,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A6<'_> {
@@ -1093,6 +1169,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1167,6 +1253,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A8<'_> {
@@ -1239,6 +1335,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1313,6 +1419,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A10<'_> {
@@ -1385,6 +1501,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1459,6 +1585,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A12<'_> {
@@ -1531,6 +1667,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1605,6 +1751,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A14<'_> {
@@ -1677,6 +1833,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1751,6 +1917,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A16<'_> {
@@ -1823,6 +1999,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -1897,6 +2083,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A18<'_> {
@@ -1969,6 +2165,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2043,6 +2249,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A20<'_> {
@@ -2115,6 +2331,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2189,6 +2415,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A22<'_> {
@@ -2261,6 +2497,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2335,6 +2581,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A24<'_> {
@@ -2407,6 +2663,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2481,6 +2747,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A26<'_> {
@@ -2553,6 +2829,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2627,6 +2913,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A28<'_> {
@@ -2699,6 +2995,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2773,6 +3079,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A30<'_> {
@@ -2845,6 +3161,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -2919,6 +3245,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A32<'_> {
@@ -2991,6 +3327,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3065,6 +3411,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A34<'_> {
@@ -3137,6 +3493,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3211,6 +3577,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A36<'_> {
@@ -3283,6 +3659,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3357,6 +3743,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A38<'_> {
@@ -3429,6 +3825,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3503,6 +3909,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A40<'_> {
@@ -3575,6 +3991,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3649,6 +4075,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A42<'_> {
@@ -3721,6 +4157,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3795,6 +4241,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A44<'_> {
@@ -3867,6 +4323,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -3941,6 +4407,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A46<'_> {
@@ -4013,6 +4489,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -4087,6 +4573,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A48<'_> {
@@ -4160,6 +4656,16 @@ pub mod union_perf_u {
                 b: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for A49<'_> {
@@ -4232,6 +4738,16 @@ pub mod union_perf_u {
                 g: reader.read()?,
                 b: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(20)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(17)?;
+            ::core::result::Result::Ok(())
         }
     }
 

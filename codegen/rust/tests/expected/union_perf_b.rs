@@ -41,6 +41,15 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfB<'a> {
             encoded_data: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(8)?;
+        <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for UnionPerfB<'_> {
@@ -104,6 +113,16 @@ impl<'a> ::bebop_core::Decode<'a> for B1<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -175,6 +194,16 @@ impl<'a> ::bebop_core::Decode<'a> for B2<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B2<'_> {
@@ -244,6 +273,16 @@ impl<'a> ::bebop_core::Decode<'a> for B3<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -315,6 +354,16 @@ impl<'a> ::bebop_core::Decode<'a> for B4<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B4<'_> {
@@ -384,6 +433,16 @@ impl<'a> ::bebop_core::Decode<'a> for B5<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -455,6 +514,16 @@ impl<'a> ::bebop_core::Decode<'a> for B6<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B6<'_> {
@@ -524,6 +593,16 @@ impl<'a> ::bebop_core::Decode<'a> for B7<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -595,6 +674,16 @@ impl<'a> ::bebop_core::Decode<'a> for B8<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B8<'_> {
@@ -664,6 +753,16 @@ impl<'a> ::bebop_core::Decode<'a> for B9<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -735,6 +834,16 @@ impl<'a> ::bebop_core::Decode<'a> for B10<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B10<'_> {
@@ -804,6 +913,16 @@ impl<'a> ::bebop_core::Decode<'a> for B11<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -875,6 +994,16 @@ impl<'a> ::bebop_core::Decode<'a> for B12<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B12<'_> {
@@ -944,6 +1073,16 @@ impl<'a> ::bebop_core::Decode<'a> for B13<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1015,6 +1154,16 @@ impl<'a> ::bebop_core::Decode<'a> for B14<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B14<'_> {
@@ -1084,6 +1233,16 @@ impl<'a> ::bebop_core::Decode<'a> for B15<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1155,6 +1314,16 @@ impl<'a> ::bebop_core::Decode<'a> for B16<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B16<'_> {
@@ -1224,6 +1393,16 @@ impl<'a> ::bebop_core::Decode<'a> for B17<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1295,6 +1474,16 @@ impl<'a> ::bebop_core::Decode<'a> for B18<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B18<'_> {
@@ -1364,6 +1553,16 @@ impl<'a> ::bebop_core::Decode<'a> for B19<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1435,6 +1634,16 @@ impl<'a> ::bebop_core::Decode<'a> for B20<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B20<'_> {
@@ -1504,6 +1713,16 @@ impl<'a> ::bebop_core::Decode<'a> for B21<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1575,6 +1794,16 @@ impl<'a> ::bebop_core::Decode<'a> for B22<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B22<'_> {
@@ -1644,6 +1873,16 @@ impl<'a> ::bebop_core::Decode<'a> for B23<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1715,6 +1954,16 @@ impl<'a> ::bebop_core::Decode<'a> for B24<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B24<'_> {
@@ -1784,6 +2033,16 @@ impl<'a> ::bebop_core::Decode<'a> for B25<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1855,6 +2114,16 @@ impl<'a> ::bebop_core::Decode<'a> for B26<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B26<'_> {
@@ -1924,6 +2193,16 @@ impl<'a> ::bebop_core::Decode<'a> for B27<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -1995,6 +2274,16 @@ impl<'a> ::bebop_core::Decode<'a> for B28<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B28<'_> {
@@ -2064,6 +2353,16 @@ impl<'a> ::bebop_core::Decode<'a> for B29<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2135,6 +2434,16 @@ impl<'a> ::bebop_core::Decode<'a> for B30<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B30<'_> {
@@ -2204,6 +2513,16 @@ impl<'a> ::bebop_core::Decode<'a> for B31<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2275,6 +2594,16 @@ impl<'a> ::bebop_core::Decode<'a> for B32<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B32<'_> {
@@ -2344,6 +2673,16 @@ impl<'a> ::bebop_core::Decode<'a> for B33<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2415,6 +2754,16 @@ impl<'a> ::bebop_core::Decode<'a> for B34<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B34<'_> {
@@ -2484,6 +2833,16 @@ impl<'a> ::bebop_core::Decode<'a> for B35<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2555,6 +2914,16 @@ impl<'a> ::bebop_core::Decode<'a> for B36<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B36<'_> {
@@ -2624,6 +2993,16 @@ impl<'a> ::bebop_core::Decode<'a> for B37<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2695,6 +3074,16 @@ impl<'a> ::bebop_core::Decode<'a> for B38<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B38<'_> {
@@ -2764,6 +3153,16 @@ impl<'a> ::bebop_core::Decode<'a> for B39<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2835,6 +3234,16 @@ impl<'a> ::bebop_core::Decode<'a> for B40<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B40<'_> {
@@ -2904,6 +3313,16 @@ impl<'a> ::bebop_core::Decode<'a> for B41<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -2975,6 +3394,16 @@ impl<'a> ::bebop_core::Decode<'a> for B42<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B42<'_> {
@@ -3044,6 +3473,16 @@ impl<'a> ::bebop_core::Decode<'a> for B43<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -3115,6 +3554,16 @@ impl<'a> ::bebop_core::Decode<'a> for B44<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B44<'_> {
@@ -3184,6 +3633,16 @@ impl<'a> ::bebop_core::Decode<'a> for B45<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -3255,6 +3714,16 @@ impl<'a> ::bebop_core::Decode<'a> for B46<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B46<'_> {
@@ -3324,6 +3793,16 @@ impl<'a> ::bebop_core::Decode<'a> for B47<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -3395,6 +3874,16 @@ impl<'a> ::bebop_core::Decode<'a> for B48<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B48<'_> {
@@ -3465,6 +3954,16 @@ impl<'a> ::bebop_core::Decode<'a> for B49<'a> {
             b: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for B49<'_> {
@@ -3534,6 +4033,16 @@ impl<'a> ::bebop_core::Decode<'a> for B50<'a> {
             g: reader.read()?,
             b: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(20)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(17)?;
+        ::core::result::Result::Ok(())
     }
 }
 

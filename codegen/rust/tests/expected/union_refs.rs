@@ -38,6 +38,15 @@ impl<'a> ::bebop_core::Decode<'a> for Metadata<'a> {
             timestamp: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(8)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Metadata<'_> {
@@ -88,6 +97,13 @@ impl<'a> ::bebop_core::Decode<'a> for Payload<'a> {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -148,6 +164,13 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
             4 => ::core::result::Result::Ok(Self::Deleted(reader.read()?)),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -227,6 +250,14 @@ pub mod event {
                 name: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Test<'_> {
@@ -273,6 +304,15 @@ pub mod event {
                 id: reader.read()?,
                 time: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(8)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -322,6 +362,13 @@ pub mod event {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 

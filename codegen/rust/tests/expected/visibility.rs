@@ -145,6 +145,13 @@ impl<'a> ::bebop_core::Decode<'a> for PublicMessage<'a> {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for PublicMessage<'_> {
@@ -197,6 +204,13 @@ impl<'a> ::bebop_core::Decode<'a> for PrivateMessage {
             }
             ::core::result::Result::Ok(out)
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -262,6 +276,13 @@ impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
             3 => ::core::result::Result::Ok(Self::Warning(reader.read()?)),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -336,6 +357,13 @@ impl<'a> ::bebop_core::Decode<'a> for MutableResult<'a> {
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for MutableResult<'_> {
@@ -400,6 +428,14 @@ pub mod result {
                 value: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Success<'_> {
@@ -446,6 +482,15 @@ pub mod result {
                 code: reader.read()?,
                 details: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.take(4)?;
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -497,6 +542,14 @@ pub mod result {
                 msg: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Warning<'_> {
@@ -544,6 +597,14 @@ pub mod mutable_result {
             ::core::result::Result::Ok(Self {
                 value: reader.read()?,
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 

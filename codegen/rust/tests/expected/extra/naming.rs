@@ -52,6 +52,17 @@ pub mod r#type {
                     r#match: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(5)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                <&'a [u8] as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for Type<'_> {
@@ -166,6 +177,14 @@ pub mod r#type {
                     value: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         impl ::bebop_core::Encode for String<'_> {
@@ -232,6 +251,13 @@ pub mod r#type {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -309,6 +335,13 @@ pub mod r#type {
                     4 => ::core::result::Result::Ok(Self::Old(reader.read()?)),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 
@@ -586,6 +619,15 @@ pub mod r#type {
                     olds: reader.read()?,
                 })
             }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.take(4)?;
+                <::bebop_core::Array<'a, Old> as ::bebop_core::Decode<'a>>::skip(reader)?;
+                ::core::result::Result::Ok(())
+            }
         }
 
         #[allow(deprecated)]
@@ -855,6 +897,13 @@ pub mod r#type {
                         }
                         ::core::result::Result::Ok(out)
                     })
+                }
+
+                #[inline]
+                fn skip(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.skip_prefixed()
                 }
             }
 

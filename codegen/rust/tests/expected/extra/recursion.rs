@@ -50,6 +50,13 @@ pub mod rec {
                 ::core::result::Result::Ok(out)
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop_core::Encode for Chain<'_> {
@@ -108,6 +115,15 @@ pub mod rec {
                 right: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Lazy<'a, Node<'a>> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            reader.take(4)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Pair<'_> {
@@ -162,6 +178,13 @@ pub mod rec {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -225,6 +248,13 @@ pub mod rec {
                 3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -297,6 +327,14 @@ pub mod rec {
                 inner: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            <::bebop_core::Lazy<'a, Expr<'a>> as ::bebop_core::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop_core::Encode for Negation<'_> {
@@ -350,6 +388,13 @@ pub mod rec {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -480,6 +525,13 @@ pub mod rec {
                     }
                     ::core::result::Result::Ok(out)
                 })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.skip_prefixed()
             }
         }
 

@@ -104,6 +104,13 @@ impl<'a> ::bebop_core::Decode<'a> for UserRequest {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for UserRequest {
@@ -166,6 +173,13 @@ impl<'a> ::bebop_core::Decode<'a> for Shape {
             2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -243,6 +257,13 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
                 body: reader.take_rest(),
             }),
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -334,6 +355,13 @@ impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for TreeNode<'_> {
@@ -401,6 +429,13 @@ impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
             ::core::result::Result::Ok(out)
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop_core::Encode for Chain<'_> {
@@ -462,6 +497,17 @@ impl<'a> ::bebop_core::Decode<'a> for Person<'a> {
             age: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(4)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <&'a str as ::bebop_core::Decode<'a>>::skip(reader)?;
+        reader.take(4)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop_core::Encode for Person<'_> {
@@ -516,6 +562,15 @@ impl<'a> ::bebop_core::Decode<'a> for Embedding<'a> {
             id: reader.read()?,
             vector: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(16)?;
+        <::bebop_core::Array<'a, ::bebop_core::bf16> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -700,6 +755,19 @@ impl<'a> ::bebop_core::Decode<'a> for Log<'a> {
             lines: reader.read()?,
             grid: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.take(1)?;
+        <::bebop_core::Map<'a, &'a str, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::Array<'a, &'a str> as ::bebop_core::Decode<'a>>::skip(reader)?;
+        <::bebop_core::FixedArray<'a, ::bebop_core::Array<'a, i32>, 3> as ::bebop_core::Decode<
+            'a,
+        >>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -941,6 +1009,13 @@ pub mod event {
                 }
                 ::core::result::Result::Ok(out)
             })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.skip_prefixed()
         }
     }
 

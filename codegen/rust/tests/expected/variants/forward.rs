@@ -1077,6 +1077,13 @@ pub mod fwd {
                     }
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for Event<'_> {
@@ -1152,6 +1159,15 @@ pub mod fwd {
                 perm_list: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.take(15)?;
+            <::bebop::Array<'a, Perms> as ::bebop::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop::Encode for Holder<'_> {
@@ -1213,6 +1229,13 @@ pub mod fwd {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -1321,6 +1344,13 @@ pub mod fwd {
                         }
                         ::core::result::Result::Ok(out)
                     })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop::Error> {
+                reader.skip_prefixed()
             }
         }
 

@@ -50,6 +50,13 @@ pub mod rec {
                     ::core::result::Result::Ok(out)
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for Chain<'_> {
@@ -101,6 +108,15 @@ pub mod rec {
                 right: reader.read()?,
             })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            <::bebop::Lazy<'a, Node<'a>> as ::bebop::Decode<'a>>::skip(reader)?;
+            reader.take(4)?;
+            ::core::result::Result::Ok(())
+        }
     }
 
     impl ::bebop::Encode for Pair<'_> {
@@ -149,6 +165,13 @@ pub mod rec {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -211,6 +234,13 @@ pub mod rec {
                     }
                 })
         }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
+        }
     }
 
     impl ::bebop::Encode for Expr<'_> {
@@ -257,6 +287,14 @@ pub mod rec {
             reader: &mut ::bebop::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop::Error> {
             ::core::result::Result::Ok(Self { inner: reader.read()? })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            <::bebop::Lazy<'a, Expr<'a>> as ::bebop::Decode<'a>>::skip(reader)?;
+            ::core::result::Result::Ok(())
         }
     }
 
@@ -305,6 +343,13 @@ pub mod rec {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
@@ -417,6 +462,13 @@ pub mod rec {
                         }
                         ::core::result::Result::Ok(out)
                     })
+            }
+
+            #[inline]
+            fn skip(
+                reader: &mut ::bebop::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop::Error> {
+                reader.skip_prefixed()
             }
         }
 

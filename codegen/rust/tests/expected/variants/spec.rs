@@ -102,6 +102,13 @@ impl<'a> ::bebop::Decode<'a> for UserRequest {
                 ::core::result::Result::Ok(out)
             })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop::Encode for UserRequest {
@@ -160,6 +167,13 @@ impl<'a> ::bebop::Decode<'a> for Shape {
                     )
                 }
             })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.skip_prefixed()
     }
 }
 
@@ -227,6 +241,13 @@ impl<'a> ::bebop::Decode<'a> for Event<'a> {
                 }
             })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop::Encode for Event<'_> {
@@ -290,6 +311,13 @@ impl<'a> ::bebop::Decode<'a> for TreeNode<'a> {
                 ::core::result::Result::Ok(out)
             })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop::Encode for TreeNode<'_> {
@@ -349,6 +377,13 @@ impl<'a> ::bebop::Decode<'a> for Chain<'a> {
                 ::core::result::Result::Ok(out)
             })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.skip_prefixed()
+    }
 }
 
 impl ::bebop::Encode for Chain<'_> {
@@ -406,6 +441,17 @@ impl<'a> ::bebop::Decode<'a> for Person<'a> {
             age: reader.read()?,
         })
     }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.take(4)?;
+        <&'a str as ::bebop::Decode<'a>>::skip(reader)?;
+        <&'a str as ::bebop::Decode<'a>>::skip(reader)?;
+        reader.take(4)?;
+        ::core::result::Result::Ok(())
+    }
 }
 
 impl ::bebop::Encode for Person<'_> {
@@ -449,6 +495,15 @@ impl<'a> ::bebop::Decode<'a> for Embedding<'a> {
             id: reader.read()?,
             vector: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.take(16)?;
+        <::bebop::Array<'a, ::bebop::bf16> as ::bebop::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -616,6 +671,21 @@ impl<'a> ::bebop::Decode<'a> for Log<'a> {
             lines: reader.read()?,
             grid: reader.read()?,
         })
+    }
+
+    #[inline]
+    fn skip(
+        reader: &mut ::bebop::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop::Error> {
+        reader.take(1)?;
+        <::bebop::Map<'a, &'a str, &'a str> as ::bebop::Decode<'a>>::skip(reader)?;
+        <::bebop::Array<'a, &'a str> as ::bebop::Decode<'a>>::skip(reader)?;
+        <::bebop::FixedArray<
+            'a,
+            ::bebop::Array<'a, i32>,
+            3,
+        > as ::bebop::Decode<'a>>::skip(reader)?;
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -823,6 +893,13 @@ pub mod event {
                     }
                     ::core::result::Result::Ok(out)
                 })
+        }
+
+        #[inline]
+        fn skip(
+            reader: &mut ::bebop::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop::Error> {
+            reader.skip_prefixed()
         }
     }
 
