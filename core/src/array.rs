@@ -424,9 +424,9 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
             }
             IterRepr::Slice(it) => it.cloned().fold(init, f),
             repr @ IterRepr::Wire { .. } => {
-                let mut it = Iter { repr };
+                // `for` calls `next`, never `fold`: no recursion.
                 let mut acc = init;
-                while let Some(item) = it.next() {
+                for item in (Iter { repr }) {
                     acc = f(acc, item);
                 }
                 acc

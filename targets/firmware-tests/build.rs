@@ -1,5 +1,5 @@
-//! Encodes the benchmark fixtures on the host, with the same types and the same bebop-core,
-//! into `OUT_DIR`; the firmware checks that it produces exactly these bytes on the target
+//! Encodes the benchmark fixtures on the host, with the same generated types and the same
+//! bebop-core, into `OUT_DIR`; the firmware checks that it produces exactly these bytes on the target
 //! (32-bit, and for the Cortex-M0 without unaligned access) and decodes them from flash.
 //! Also adds defmt's linker script when the `defmt` feature is on.
 
@@ -31,4 +31,5 @@ fn main() {
     write(&out, "order_large.bin", &fixtures::ORDER_LARGE);
     write(&out, "embedding_768.bin", &fixtures::EMBEDDING_768);
     write(&out, "tree_deep.bin", &fixtures::tree_deep());
+    write(&out, "json_small.bin", &fixtures::JSON_SMALL);
 }

@@ -3,7 +3,9 @@
 //!
 //! - `--NAME_out=DIR` (or `--NAME_out DIR`) for any plugin `NAME`, and `--NAME_opt=PARAM`
 //!   (the plugin's `parameter`, as `docs/PLUGINS.md` describes), taken out of the arguments
-//!   before clap sees them ([`extract_plugin_flags`]); `--desc_out` is the compiler's own;
+//!   before clap sees them ([`extract_plugin_flags`]); `--desc_out` is the compiler's own,
+//!   and `--rust_out` runs the built-in Rust generator unless `--plugin rust=PATH` is given
+//!   (`crate::build::BUILT_IN_RUST`);
 //! - `bebopc FILE.bop ...` without a command means `bebopc build FILE.bop ...`
 //!   ([`insert_implicit_build`]).
 
@@ -17,6 +19,13 @@ const AFTER_HELP: &str = "\
 Plugins: `--NAME_out=DIR` runs the code generator `bebopc-gen-NAME` (found next to bebopc or on
 PATH, or given with `--plugin NAME=PATH`) and writes what it generates into DIR;
 `--NAME_opt=PARAM` sets the plugin's parameter. Options set with -D reach every plugin.
+
+Rust: the Rust generator is built in. `--rust_out=DIR` runs it inside bebopc, with the same
+request, `--rust_opt` parameter and -D options (`rust.KEY=VALUE`) that the `bebopc-gen-rust`
+plugin would get, and writes the same files; no plugin needs to be installed. Give
+`--plugin rust=PATH` (or `path:` under `rust` in bebop.yml) to run an external executable
+instead. Parameter keys: runtime, owned, owned_cfg, map, defmt, rustfmt, file
+(e.g. `--rust_opt=runtime=::bebop,owned=true`).
 
 Configuration: `bebop.yml` (or `-c FILE`, YAML or JSON) in the working directory or a parent
 gives `sources`, `exclude`, `include`, `plugins` (NAME: DIR) and `options`.
@@ -68,7 +77,10 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  bebopc build schema.bop --desc_out=schema.desc\n  \
         bebopc build schema.bop --rust_out=src/generated -I shared\n  \
-        bebopc build --plugin custom=./my-gen schema.bop --custom_out=out"
+        bebopc build schema.bop --rust_out=gen --rust_opt=runtime=::bebop,owned=true\n  \
+        bebopc build --plugin custom=./my-gen schema.bop --custom_out=out\n\n\
+        `--rust_out` runs the Rust generator built into bebopc (no plugin needed) unless\n\
+        `--plugin rust=PATH` names an executable."
     )]
     Build(BuildArgs),
     /// Parse and validate schemas without generating anything.
@@ -114,7 +126,8 @@ pub struct BuildArgs {
     /// Write the DescriptorSet (Bebop-encoded `bebop/descriptor.bop`) to this file.
     #[arg(long = "desc_out", visible_alias = "desc-out", value_name = "FILE")]
     pub desc_out: Option<PathBuf>,
-    /// Use this executable for plugin NAME (repeatable).
+    /// Use this executable for plugin NAME (repeatable). For `rust` this replaces the
+    /// built-in Rust generator.
     #[arg(long = "plugin", value_name = "NAME=PATH", value_parser = parse_key_value)]
     pub plugin: Vec<(String, String)>,
     /// Set an option passed to every plugin in the request's host_options (repeatable).

@@ -2,7 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use bebop_plugin_host::{Plugin, PluginError, PluginLocator, RunOptions, write_generated_files};
+use bebop_descriptor::CodeGeneratorRequest;
+use bebop_plugin_host::{
+    Plugin, PluginError, PluginLocator, PluginOutput, RunOptions, write_generated_files,
+};
 use bebopc::Compilation;
 use bebopc::descriptor::{self, DescriptorOptions};
 
@@ -185,7 +188,49 @@ fn write_descriptor(path: &Path, set: &bebop_descriptor::DescriptorSet) -> Resul
     Ok(bytes.len())
 }
 
-/// Runs one plugin and writes its files; returns whether it succeeded.
+/// The name of the generator built into `bebopc`: `--rust_out=DIR` runs
+/// `bebop-codegen-rust` in-process unless an executable is given for it (`--plugin rust=PATH`
+/// or `path:` in the configuration), in which case that executable runs as any plugin does.
+pub const BUILT_IN_RUST: &str = "rust";
+
+/// Runs the built-in Rust generator on `request` as the `bebopc-gen-rust` plugin would run:
+/// the request goes through its wire encoding (so the generator sees exactly the bytes a
+/// plugin would read), and the response is handled like a plugin's (`error` set: a
+/// [`PluginError::Reported`]).
+fn run_built_in_rust(request: &CodeGeneratorRequest) -> Result<PluginOutput, PluginError> {
+    fn io_error(
+        action: &'static str,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> PluginError {
+        PluginError::Io {
+            plugin: BUILT_IN_RUST.to_string(),
+            action,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        }
+    }
+    let bytes = request
+        .to_vec()
+        .map_err(|e| io_error("encoding the request", e))?;
+    let request = CodeGeneratorRequest::from_bytes(&bytes)
+        .map_err(|e| io_error("decoding the request", e))?;
+    let response = bebop_codegen_rust::respond(&request);
+    let diagnostics = response.diagnostics.unwrap_or_default();
+    if let Some(message) = response.error.filter(|m| !m.is_empty()) {
+        return Err(PluginError::Reported {
+            plugin: BUILT_IN_RUST.to_string(),
+            message,
+            diagnostics,
+        });
+    }
+    Ok(PluginOutput {
+        files: response.files.unwrap_or_default(),
+        diagnostics,
+        stderr: String::new(),
+    })
+}
+
+/// Runs one plugin (or the built-in Rust generator) and writes its files; returns whether it
+/// succeeded.
 fn run_plugin(
     plugin: &PluginConfig,
     request: &bebop_descriptor::CodeGeneratorRequest,
@@ -194,19 +239,28 @@ fn run_plugin(
     reporter: &Reporter,
 ) -> bool {
     let name = plugin.name.as_str();
-    let path = match locator.locate(name, plugin.path.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            reporter.error(&e.to_string());
-            return false;
-        }
+    let ran = if name == BUILT_IN_RUST && plugin.path.is_none() {
+        reporter.verbose(&format!(
+            "running the built-in Rust generator (bebop-codegen-rust) into {}",
+            plugin.out.display()
+        ));
+        run_built_in_rust(request)
+    } else {
+        let path = match locator.locate(name, plugin.path.as_deref()) {
+            Ok(p) => p,
+            Err(e) => {
+                reporter.error(&e.to_string());
+                return false;
+            }
+        };
+        reporter.verbose(&format!(
+            "running plugin `{name}` ({}) into {}",
+            path.display(),
+            plugin.out.display()
+        ));
+        Plugin::new(name, &path).run(request, &RunOptions::default())
     };
-    reporter.verbose(&format!(
-        "running plugin `{name}` ({}) into {}",
-        path.display(),
-        plugin.out.display()
-    ));
-    let output = match Plugin::new(name, &path).run(request, &RunOptions::default()) {
+    let output = match ran {
         Ok(o) => o,
         Err(e) => {
             if let PluginError::Reported { diagnostics, .. } = &e {

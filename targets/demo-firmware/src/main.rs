@@ -13,7 +13,8 @@
 #![forbid(unsafe_code)]
 
 mod schema {
-    //! The types of the demo's schema (see `target-schema`'s `telemetry` module).
+    //! The types of the demo's schema, generated from `schemas/telemetry.bop` (see
+    //! `target-schema`'s `telemetry` module).
     pub use target_schema::telemetry::{
         CONFIG_STREAM, ConfigAck, DeviceConfig, SensorStatus, StreamSummary, TELEMETRY_STREAM,
         Telemetry,

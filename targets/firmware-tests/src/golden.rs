@@ -1,10 +1,14 @@
-//! SPEC.md section 3: every golden vector, encoded and compared byte for byte, then decoded
-//! from the expected bytes and compared with the value.
+//! SPEC.md section 3: every golden vector, as a generated type of `schemas/spec.bop` (a
+//! one-field struct encodes exactly as its field), encoded and compared byte for byte, then
+//! decoded from the expected bytes and compared with the value.
 
-use bebop_core::{Array, Decode, Encode, Map, Uuid, bf16};
+use bebop_core::{Array, Decode, Encode, FixedArray, Map, Uuid, bf16};
 
 use crate::checks::{Checks, hex};
-use crate::schema::{Circle, EmbeddingBF16, Point, Rectangle, Shape, UserRequest};
+use crate::schema::{
+    Ints, Magic, NestedInts, Point, Shape, SmallMap, TaggedVector, Text, ThreeLists, UserRequest,
+    Words, shape,
+};
 
 /// Encodes `$value` (of type `$ty`), compares with `$hex`, decodes `$hex` as `$ty` and
 /// compares with `$value`.
@@ -50,34 +54,47 @@ macro_rules! golden {
 /// `[[1, 2], [3]]` for the `int32[][]` vector.
 const NESTED: &[Array<'static, i32>] = &[Array::from_slice(&[1, 2]), Array::from_slice(&[3])];
 
+/// `[[1, 2], [], [3]]` for the `int32[][3]` vector.
+const THREE: &[Array<'static, i32>; 3] = &[
+    Array::from_slice(&[1, 2]),
+    Array::from_slice(&[]),
+    Array::from_slice(&[3]),
+];
+
 pub fn run(c: &mut Checks) {
     golden!(
         c,
         "string \"hello\"",
-        &str,
-        "hello",
+        Text,
+        Text { value: "hello" },
         "05000000 68656c6c6f 00"
     );
-    golden!(c, "empty string", &str, "", "0000000000");
+    golden!(c, "empty string", Text, Text { value: "" }, "0000000000");
     golden!(
         c,
         "int32[] [1,2,3]",
-        Array<i32>,
-        Array::from_slice(&[1, 2, 3]),
+        Ints,
+        Ints {
+            values: Array::from_slice(&[1, 2, 3]),
+        },
         "03000000 01000000 02000000 03000000"
     );
     golden!(
         c,
         "byte[4] DEADBEEF",
-        [u8; 4],
-        [0xde, 0xad, 0xbe, 0xef],
+        Magic,
+        Magic {
+            bytes: &[0xde, 0xad, 0xbe, 0xef],
+        },
         "deadbeef"
     );
     golden!(
         c,
         "map[uint8,int32] {1:100, 2:200}",
-        Map<u8, i32>,
-        Map::from_slice(&[(1, 100), (2, 200)]),
+        SmallMap,
+        SmallMap {
+            entries: Map::from_slice(&[(1, 100), (2, 200)]),
+        },
         "02000000 01 64000000 02 c8000000"
     );
     golden!(
@@ -118,14 +135,14 @@ pub fn run(c: &mut Checks) {
         c,
         "union Shape Circle 5",
         Shape,
-        Shape::Circle(Circle { radius: 5.0 }),
+        Shape::Circle(shape::Circle { radius: 5.0 }),
         "05000000 01 0000a040"
     );
     golden!(
         c,
         "union Shape Rectangle 3x4",
         Shape,
-        Shape::Rectangle(Rectangle {
+        Shape::Rectangle(shape::Rectangle {
             width: 3.0,
             height: 4.0,
         }),
@@ -134,26 +151,28 @@ pub fn run(c: &mut Checks) {
     golden!(
         c,
         "int32[][] [[1,2],[3]]",
-        Array<Array<i32>>,
-        Array::from_slice(NESTED),
+        NestedInts,
+        NestedInts {
+            values: Array::from_slice(NESTED),
+        },
         "02000000 02000000 01000000 02000000 01000000 03000000"
     );
     golden!(
         c,
         "string[] [ab, cde]",
-        Array<&str>,
-        Array::from_slice(&["ab", "cde"]),
+        Words,
+        Words {
+            values: Array::from_slice(&["ab", "cde"]),
+        },
         "02000000 02000000 616200 03000000 63646500"
     );
     golden!(
         c,
         "int32[][3] [[1,2],[],[3]]",
-        [Array<i32>; 3],
-        [
-            Array::from_slice(&[1, 2]),
-            Array::from_slice(&[]),
-            Array::from_slice(&[3]),
-        ],
+        ThreeLists,
+        ThreeLists {
+            values: FixedArray::from_array(THREE),
+        },
         "02000000 01000000 02000000 00000000 01000000 03000000"
     );
     let vector = [
@@ -165,8 +184,8 @@ pub fn run(c: &mut Checks) {
     golden!(
         c,
         "uuid + bfloat16[] [1,2,3,4]",
-        EmbeddingBF16,
-        EmbeddingBF16 {
+        TaggedVector,
+        TaggedVector {
             id: Uuid::parse_const("550e8400-e29b-41d4-a716-446655440000"),
             vector: Array::from_slice(&vector),
         },

@@ -1,9 +1,9 @@
 //! Logging decoded values with defmt (feature `defmt`): the types' `defmt::Format` impls come
-//! from bebop-core's `defmt` feature and the schema crates. Without the feature these are
-//! no-ops. `defmt::println!` is used (not `info!`) so the output does not depend on the
-//! `DEFMT_LOG` filter at build time.
+//! from bebop-core's `defmt` feature and the generated code (`target-schema`'s `defmt`).
+//! Without the feature these are no-ops. `defmt::println!` is used (not `info!`) so the
+//! output does not depend on the `DEFMT_LOG` filter at build time.
 
-use crate::schema::{Order, Telemetry};
+use crate::schema::{JsonValue, Order, Telemetry};
 
 #[cfg(feature = "defmt")]
 pub fn order(order: &Order<'_>) {
@@ -12,6 +12,14 @@ pub fn order(order: &Order<'_>) {
 
 #[cfg(not(feature = "defmt"))]
 pub fn order(_: &Order<'_>) {}
+
+#[cfg(feature = "defmt")]
+pub fn json(value: &JsonValue<'_>) {
+    defmt::println!("decoded JsonSmall: {}", value);
+}
+
+#[cfg(not(feature = "defmt"))]
+pub fn json(_: &JsonValue<'_>) {}
 
 #[cfg(feature = "defmt")]
 pub fn telemetry(t: &Telemetry<'_>) {

@@ -3,9 +3,12 @@
 //!
 //! It encodes and decodes, with no allocator:
 //! - every golden vector of SPEC.md section 3, byte for byte ([`golden`]);
-//! - the benchmark records PersonSmall/Medium, OrderLarge, Embedding768 and TreeDeep, which
-//!   must come out byte for byte as the host encodes them (`build.rs`), plus unions, messages
-//!   with absent fields and hostile inputs ([`records`]);
+//! - the benchmark records PersonSmall/Medium, OrderLarge, Embedding768, JsonSmall (a
+//!   union) and TreeDeep, which must come out byte for byte as the host encodes them
+//!   (`build.rs`), plus a forward-compatible union, messages with absent fields and hostile
+//!   inputs ([`records`]);
+//!
+//! every type generated at build time from the schemas by `bebop-build` (`target-schema`);
 //! - frames fed from an interrupt handler into a `SharedLink` the main loop drains, and
 //!   atomics shared with an interrupt handler ([`interrupts`]);
 //!

@@ -2,7 +2,8 @@
 //!
 //! They follow the shapes of the reference harness (`lab/benchmark/c`, `harness.cpp`):
 //! PersonSmall and PersonMedium with its strings, OrderLarge with 100 item ids and
-//! quantities, a 768-element bfloat16 embedding, and TreeDeep, a complete binary tree of
+//! quantities, a 768-element bfloat16 embedding, JsonSmall (an object of three scalars, a
+//! union holding messages and a map), and TreeDeep, a complete binary tree of
 //! depth 10 (1023 nodes) whose node at depth `d`, index `i` within its level holds
 //! `d * 100 + i`, leaves having no `children` field. Random parts come from a SplitMix64
 //! generator evaluated at compile time, not from the reference's `mt19937_64`, so the bytes
@@ -11,9 +12,9 @@
 //! Everything is `const` or `static` without interior mutability, so it is placed in flash:
 //! the 1023-node tree (24 KiB of views) costs no RAM, which matters on the micro:bit's 16 KiB.
 
-use bebop_core::{Array, Uuid, bf16};
+use bebop_core::{Array, Map, Uuid, bf16};
 
-use crate::benchmark::{EmbeddingBF16, Order, Person, TreeNode};
+use crate::benchmark::{EmbeddingBF16, JsonValue, Order, Person, TreeNode, json_value};
 
 /// One step of SplitMix64: returns the next state and its output.
 const fn splitmix64(state: u64) -> (u64, u64) {
@@ -117,6 +118,29 @@ pub const EMBEDDING_768: EmbeddingBF16<'static> = EmbeddingBF16 {
     vector: Array::from_slice(&EMBEDDING_VALUES),
 };
 
+/// The entries of [`JSON_SMALL`]'s object.
+pub static JSON_SMALL_FIELDS: [(&str, JsonValue<'static>); 3] = [
+    (
+        "name",
+        JsonValue::String(json_value::String {
+            value: Some("John Doe"),
+        }),
+    ),
+    (
+        "age",
+        JsonValue::Number(json_value::Number { value: Some(30.0) }),
+    ),
+    (
+        "active",
+        JsonValue::Bool(json_value::Bool { value: Some(true) }),
+    ),
+];
+
+/// `JsonSmall`: `{"name": "John Doe", "age": 30, "active": true}`.
+pub const JSON_SMALL: JsonValue<'static> = JsonValue::Object(json_value::Object {
+    fields: Some(Map::from_slice(&JSON_SMALL_FIELDS)),
+});
+
 /// Levels of [`tree_deep`] (depths 0 to 9).
 pub const TREE_LEVELS: u32 = 10;
 /// Nodes of [`tree_deep`]: 2^10 - 1.
@@ -165,6 +189,16 @@ pub fn tree_deep() -> TreeNode<'static> {
 /// children each, and 512 leaves of 4 + 5 + 1 bytes.
 pub const TREE_DEEP_ENCODED_SIZE: usize = 511 * 15 + 512 * 10;
 
+/// The nodes of the tree under `node`, `node` included.
+pub fn count_nodes(node: &TreeNode<'_>) -> usize {
+    1 + node
+        .children
+        .iter()
+        .flat_map(|c| c.iter())
+        .map(|c| count_nodes(&c))
+        .sum::<usize>()
+}
+
 /// Checks that `node` is the node at `depth`, index `index` of [`tree_deep`], and all of its
 /// subtree: values, child counts, leaves without `children`. Returns the nodes visited, or
 /// the first wrong `(depth, index)`.
@@ -196,7 +230,7 @@ mod tests {
     #[test]
     fn tree_is_complete_and_encodes_to_the_computed_size() {
         let root = tree_deep();
-        assert_eq!(root.count_nodes(), TREE_NODES);
+        assert_eq!(count_nodes(&root), TREE_NODES);
         assert_eq!(check_tree(&root, 0, 0), Ok(TREE_NODES));
         assert_eq!(root.encoded_size(), TREE_DEEP_ENCODED_SIZE);
         let mut buf = std::vec![0u8; TREE_DEEP_ENCODED_SIZE];
@@ -237,6 +271,25 @@ mod tests {
         assert!(EMBEDDING_VALUES.windows(2).any(|w| w[0] != w[1]));
         assert_eq!(to_bf16(1.0), bf16::from_f32(1.0));
         assert_eq!(to_bf16(-0.3), bf16::from_f32(-0.3));
+    }
+
+    #[test]
+    fn json_small_size() {
+        // A union (u32 length + discriminator) holding an Object message with one map field
+        // of three entries, each value a union holding a one-field message.
+        let union = |body: usize| 4 + 1 + body;
+        let message = |fields: usize| 4 + fields + 1;
+        let string = |s: &str| 4 + s.len() + 1;
+        let entries = string("name")
+            + union(message(1 + string("John Doe")))
+            + string("age")
+            + union(message(1 + 8))
+            + string("active")
+            + union(message(1 + 1));
+        assert_eq!(JSON_SMALL.encoded_size(), union(message(1 + 4 + entries)));
+        let mut buf = [0u8; 128];
+        let n = JSON_SMALL.encode_into(&mut buf).unwrap();
+        assert_eq!(JsonValue::from_bytes(&buf[..n]), Ok(JSON_SMALL));
     }
 
     #[test]

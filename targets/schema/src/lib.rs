@@ -1,20 +1,41 @@
 //! The Bebop types the firmware images and the serial demo use, and the benchmark data.
 //!
-//! Each module holds the types of one schema, written by hand in the style of the generated
-//! code (`bebop-conformance` is the model) until `bebopc` generates them:
+//! Every type is generated at build time by `bebop-build` (`build.rs`), one module per schema:
 //!
-//! - [`benchmark`]: the records of `shared/bench/benchmark.bop` the firmware tests use
-//!   (`Person`, `Order`, `TreeNode`, `EmbeddingBF16`);
-//! - [`telemetry`]: the serial demo's messages (telemetry records, configuration,
-//!   acknowledgement, end-of-stream summary);
+//! - [`benchmark`]: `shared/bench/benchmark.bop`, the paper's workloads (`Person`, `Order`,
+//!   `TreeNode`, `EmbeddingBF16`, the `JsonValue` union, ...);
+//! - [`telemetry`]: `schemas/telemetry.bop`, the serial demo's messages (telemetry records,
+//!   configuration, acknowledgement, end-of-stream summary) and stream ids; with the feature
+//!   `owned`, also their owned forms (`telemetry::owned`) for the host program;
+//! - [`spec`]: `schemas/spec.bop`, the types of the SPEC.md section 3 golden vectors;
+//! - [`edge_cases`]: `schemas/edge_cases.bop`, a forward-compatible union and a recursive
+//!   message;
 //! - [`fixtures`]: fixed benchmark values (PersonSmall/Medium, OrderLarge, Embedding768,
 //!   TreeDeep), built at compile time so that they live in flash, not RAM.
 //!
-//! Swapping in generated code means replacing the bodies of `benchmark` and `telemetry` with
-//! the generated modules; the images only name types through these module paths.
+//! The views need `core` alone (no allocator). With the feature `defmt` every view
+//! implements `defmt::Format`.
 #![no_std]
 #![forbid(unsafe_code)]
 
-pub mod benchmark;
+/// Generated from `shared/bench/benchmark.bop` (the benchmark records).
+pub mod benchmark {
+    include!(concat!(env!("OUT_DIR"), "/benchmark.rs"));
+}
+
+/// Generated from `schemas/telemetry.bop` (the serial demo).
+pub mod telemetry {
+    include!(concat!(env!("OUT_DIR"), "/telemetry.rs"));
+}
+
+/// Generated from `schemas/spec.bop` (the SPEC.md section 3 golden vector types).
+pub mod spec {
+    include!(concat!(env!("OUT_DIR"), "/spec.rs"));
+}
+
+/// Generated from `schemas/edge_cases.bop` (a forward-compatible union, a recursive message).
+pub mod edge_cases {
+    include!(concat!(env!("OUT_DIR"), "/edge_cases.rs"));
+}
+
 pub mod fixtures;
-pub mod telemetry;

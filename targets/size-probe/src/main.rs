@@ -2,7 +2,7 @@
 //! = `{12345, "John", "j@x.co", 30}`) and nothing else, so that the size of the image is the
 //! runtime plus one codec:
 //!
-//! - feature `bebop`: bebop-core, the hand-written `Person` (as `bebopc` would generate it);
+//! - feature `bebop`: bebop-core, the `Person` generated from `benchmark.bop` (`target-schema`);
 //! - feature `postcard`: postcard 1 + serde derive, `default-features = false`;
 //! - neither: the baseline (runtime, semihosting, stack painting; the "codec" copies fields).
 //!
@@ -40,9 +40,9 @@ const PERSON: PersonSmall<'static> = PersonSmall {
 
 #[cfg(feature = "bebop")]
 mod codec {
-    //! bebop-core with the generated-style `Person`.
-    use bebop_conformance::Person;
+    //! bebop-core with the generated `Person` of `benchmark.bop`.
     use bebop_core::{Decode, Encode};
+    use target_schema::benchmark::Person;
 
     use super::PersonSmall;
 

@@ -15,7 +15,9 @@
 //! - `error`: sets the response's `error`, with an error diagnostic;
 //! - `diag-error`: a normal response plus an error diagnostic;
 //! - `evil`: a file named `../escape.txt`;
-//! - `garbage`: stdout that is not a response.
+//! - `garbage`: stdout that is not a response;
+//! - `rust`: answers with `bebop_codegen_rust::respond`, as `bebopc-gen-rust` does: the
+//!   tests compare bebopc's built-in Rust generator with the same code run as a plugin.
 
 use std::io::{Read, Write};
 
@@ -118,6 +120,7 @@ fn main() {
         "evil" => {
             response.files = Some(vec![file(Some("../escape.txt"), None, "escaped".into())]);
         }
+        "rust" => response = bebop_codegen_rust::respond(&request),
         "insert" => {
             response.files = Some(vec![file(
                 Some("definitions.txt"),
