@@ -1,8 +1,22 @@
-//! Encodes a few Bebop values into a stack buffer, prints their bytes, decodes them back as
-//! borrowed views, and shows what a corrupted copy gives.
+//! The host-side example: types generated at build time from `schemas/demo.bop` (see
+//! `build.rs`), encoded into a stack buffer, printed, decoded back as borrowed views and as
+//! owned values, and fed corrupted input.
+//!
+//! ```text
+//! cargo run -p bebop-examples --bin demo
+//! ```
 
 use bebop::{Array, Decode, Encode, Uuid, bf16};
-use bebop_conformance::{Circle, Embedding, Person, Shape, TreeNode, UserRequest};
+
+/// The generated code: views in `demo`, owned types in `owned::demo`, method metadata in
+/// `demo::directory`. A binary uses only part of what a schema defines, so, as with any
+/// generated code included privately, unused items are allowed.
+#[allow(dead_code)]
+mod schema {
+    include!(concat!(env!("OUT_DIR"), "/bebop.rs"));
+}
+
+use schema::demo::{self, Embedding, Person, Shape, TreeNode, UserRequest, shape};
 
 fn hex(bytes: &[u8]) -> String {
     bytes
@@ -24,6 +38,17 @@ fn show<'b, T: Encode + std::fmt::Debug>(
     Ok(bytes)
 }
 
+/// Counts the nodes of a decoded tree and sums their values, walking the view.
+fn walk(node: &TreeNode<'_>) -> (usize, i64) {
+    let mut acc = (1, i64::from(node.value.unwrap_or(0)));
+    for child in node.children.unwrap_or_default() {
+        let (n, sum) = walk(&child);
+        acc.0 += n;
+        acc.1 += sum;
+    }
+    acc
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut buf = [0u8; 2048];
 
@@ -35,6 +60,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let back = UserRequest::from_bytes(bytes)?;
     println!("  decoded: {back:?}");
     assert_eq!(back, req);
+    let lookup = demo::directory::LOOKUP;
+    println!(
+        "  sent as the request of {}.{} (method id {:#010x})",
+        lookup.service, lookup.name, lookup.id
+    );
 
     let person = Person {
         id: 7,
@@ -49,8 +79,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  decoded name {:?} borrows the buffer: {borrowed}",
         view.name
     );
+    let owned: schema::owned::demo::Person = view.to_owned_value();
+    println!("  as an owned value (String fields): {owned:?}");
+    assert_eq!(owned.encode_to_vec()?, bytes);
 
-    let shape = Shape::Circle(Circle { radius: 5.0 });
+    let shape = Shape::Circle(shape::Circle { radius: 5.0 });
     let bytes = show("union Shape", &shape, &mut buf)?;
     println!("  decoded: {:?}", Shape::from_bytes(bytes)?);
 
@@ -69,12 +102,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         children: Some(Array::from_slice(&leaves)),
     };
     let bytes = show("message TreeNode (recursive)", &tree, &mut buf)?;
-    let view = TreeNode::from_bytes(bytes)?;
-    println!(
-        "  decoded {} nodes, values summing to {}",
-        view.count_nodes(),
-        view.sum_values()
-    );
+    let (nodes, sum) = walk(&TreeNode::from_bytes(bytes)?);
+    println!("  decoded {nodes} nodes, values summing to {sum}");
 
     let vector: Vec<bf16> = (0..8).map(|i| bf16::from_f32(i as f32 / 4.0)).collect();
     let emb = Embedding {
@@ -90,7 +119,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         view.vector.iter().map(f32::from).collect::<Vec<_>>()
     );
 
-    // Hostile input: corrupt the message's length prefix and truncate the struct.
+    // Hostile input: corrupt the message's length prefix, truncate the struct, and encode
+    // into a buffer that is too small.
     let mut corrupt = [0u8; 16];
     let n = req.encode_into(&mut corrupt)?;
     corrupt[0] = 0xff;

@@ -14,6 +14,8 @@
 //!   namespace: MyApp.Models
 //! ```
 //!
+//! `rust` without a `path` is the Rust generator built into bebopc (no executable needed).
+//!
 //! Paths in the file (include directories, output directories, plugin executables, and the
 //! base of the `sources` globs) are relative to the file's directory. Scalar option values
 //! are kept as text (`true`, `3`). Unknown keys give a warning, wrong types an error with

@@ -10,7 +10,10 @@
 //! ```
 //!
 //! Commands and flags follow the reference compiler's where they overlap; `--desc_out`
-//! writes the DescriptorSet. Without FILES, the configuration's `sources` are compiled (see
+//! writes the DescriptorSet. The Rust generator (`bebop-codegen-rust`) is built in:
+//! `--rust_out=DIR` runs it in-process on the request a `bebopc-gen-rust` plugin would get
+//! (with `--rust_opt` and `-D` options) and writes the same files, unless
+//! `--plugin rust=PATH` (or `path:` in the configuration) names an executable to run instead. Without FILES, the configuration's `sources` are compiled (see
 //! [`config`]). Exit status: 0 success, 1 schema errors (or `init` refusing to overwrite),
 //! 2 usage or configuration errors, 3 code generation failed.
 #![forbid(unsafe_code)]

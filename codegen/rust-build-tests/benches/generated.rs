@@ -10,8 +10,9 @@
 //!
 //! For each, the view type `bebop-build` generated (module [`benchmark`]) and a hand-written
 //! implementation of the same schema type on the `bebop-core` primitives
-//! ([`bebop::Reader`], [`bebop::Sink`], [`bebop::Array`]): `bebop_conformance::{Person, TreeNode, Embedding}`, whose schemas
-//! are exactly the benchmark's, and [`hand::Order`] below. `TreeDeep` has a third side,
+//! ([`bebop::Reader`], [`bebop::Sink`], [`bebop::Array`]):
+//! `bebop_conformance::{Person, TreeNode, Embedding}`, whose schemas are exactly the
+//! benchmark's, and [`hand::Order`] below. `TreeDeep` has a third side,
 //! `hand_skip`: [`hand::TreeNode`], the conformance crate's node plus a `Decode::skip` that
 //! hops over a node by its length prefix as generated messages do (without it, iterating a
 //! decoded array of nodes decodes each node's subtree again to find the next node). All are

@@ -16,10 +16,16 @@
 //! scripts/build-std thumbv6m-none-eabi -q -p bebop-rust-build-tests --no-default-features
 //! ```
 //!
-//! The tests (`tests/`) check the golden vectors byte for byte, round-trip the benchmark
-//! types with random values, and decode and re-encode the reference descriptors with the
-//! generated `bebop.DescriptorSet` and `bebop.CodeGeneratorRequest`. The benchmark
-//! (`benches/generated.rs`) compares generated and hand-written encoders and decoders.
+//! The tests (`tests/`) check the golden vectors byte for byte (`spec_vectors.rs`),
+//! round-trip every benchmark type with random values (`roundtrip.rs`), feed random,
+//! mutated, truncated and deeply nested bytes to every benchmark type (`hostile.rs`), and
+//! decode and re-encode the reference descriptors with the generated `bebop.DescriptorSet`
+//! and `bebop.CodeGeneratorRequest` (`descriptors.rs`). The benchmark
+//! (`benches/generated.rs`) compares generated and hand-written encoders and decoders:
+//!
+//! ```text
+//! cargo bench -p bebop-rust-build-tests --bench generated -- --warm-up-time 1 --measurement-time 2
+//! ```
 #![no_std]
 
 /// Generated from `../shared/bench/benchmark.bop`.
