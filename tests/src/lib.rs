@@ -73,6 +73,10 @@ impl WireSize for UserRequest {
 }
 
 impl<'a> Decode<'a> for UserRequest {
+    /// Messages and unions are hopped over by their length prefix.
+    fn skip(r: &mut Reader<'a>) -> Result<(), Error> {
+        r.skip_prefixed()
+    }
     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
         r.message(|r| {
             let mut out = UserRequest::default();
@@ -179,6 +183,10 @@ impl WireSize for Shape {
 }
 
 impl<'a> Decode<'a> for Shape {
+    /// Messages and unions are hopped over by their length prefix.
+    fn skip(r: &mut Reader<'a>) -> Result<(), Error> {
+        r.skip_prefixed()
+    }
     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
         r.union(|r, d| match d {
             1 => Ok(Shape::Circle(r.read()?)),
@@ -250,6 +258,10 @@ impl WireSize for Event<'_> {
 }
 
 impl<'a> Decode<'a> for Event<'a> {
+    /// Messages and unions are hopped over by their length prefix.
+    fn skip(r: &mut Reader<'a>) -> Result<(), Error> {
+        r.skip_prefixed()
+    }
     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
         r.union(|r, d| match d {
             1 => Ok(Event::Ping { seq: r.read()? }),
@@ -346,6 +358,10 @@ impl WireSize for TreeNode<'_> {
 }
 
 impl<'a> Decode<'a> for TreeNode<'a> {
+    /// Messages and unions are hopped over by their length prefix.
+    fn skip(r: &mut Reader<'a>) -> Result<(), Error> {
+        r.skip_prefixed()
+    }
     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
         r.message(|r| {
             let mut out = TreeNode::default();
@@ -415,6 +431,10 @@ impl WireSize for Chain<'_> {
 }
 
 impl<'a> Decode<'a> for Chain<'a> {
+    /// Messages and unions are hopped over by their length prefix.
+    fn skip(r: &mut Reader<'a>) -> Result<(), Error> {
+        r.skip_prefixed()
+    }
     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
         r.message(|r| {
             let mut out = Chain::default();
