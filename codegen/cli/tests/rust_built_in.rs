@@ -292,3 +292,23 @@ fn help_documents_the_built_in() {
     let help = common::stdout(&out);
     assert!(help.contains("Rust generator built into bebopc"), "{help}");
 }
+
+#[test]
+fn bebop_yml_plugin_options_reach_the_generator() {
+    // bebopc passes a plugin's own `options:` as host options without a prefix; the Rust
+    // generator takes its bare option names as well as `rust.`-prefixed ones.
+    let p = Project::new();
+    p.copy_fixture("valid/jazz.bop", "jazz.bop");
+    p.write(
+        "bebop.yml",
+        "sources: [jazz.bop]\nplugins:\n  rust:\n    out: gen\n    options: { owned: true, map: vec }\n",
+    );
+    let out = p.run(&["build", "--color", "never"]);
+    assert_status(&out, 0);
+    let files = files_under(&p.join("gen"));
+    let code = String::from_utf8(files.values().next().expect("one file").clone()).unwrap();
+    assert!(
+        code.contains("pub mod owned"),
+        "owned types requested in bebop.yml"
+    );
+}

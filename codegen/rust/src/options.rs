@@ -123,16 +123,25 @@ impl Options {
         Ok(())
     }
 
-    /// Applies compiler host options whose keys start with `rust.` (`rust.runtime`,
-    /// `rust.owned`, ...); other keys belong to other plugins and are ignored.
+    /// Applies compiler host options: keys starting with `rust.` (`rust.runtime`,
+    /// `rust.owned`, ...), and the bare option names (`owned`, `map`, ...) too, because
+    /// `bebopc` passes a plugin's own `options:` from `bebop.yml` as host options without a
+    /// prefix. A `rust.` key wins over the same bare key; other keys belong to other plugins
+    /// and are ignored.
     pub fn apply_host_options<'k>(
         &mut self,
         host_options: impl IntoIterator<Item = (&'k str, &'k str)>,
     ) -> Result<(), GenerateError> {
+        let mut prefixed = Vec::new();
         for (key, value) in host_options {
-            if let Some(key) = key.strip_prefix("rust.") {
-                self.set(key, value)?;
+            match key.strip_prefix("rust.") {
+                Some(key) => prefixed.push((key, value)),
+                None if OPTION_KEYS.contains(&key) => self.set(key, value)?,
+                None => {}
             }
+        }
+        for (key, value) in prefixed {
+            self.set(key, value)?;
         }
         Ok(())
     }
@@ -296,11 +305,17 @@ mod tests {
     }
 
     #[test]
-    fn host_options_need_the_rust_prefix() {
+    fn host_options_prefixed_win_over_bare_ones() {
         let mut o = Options::default();
         o.apply_host_options([("rust.owned", "true"), ("owned", "false"), ("c.x", "1")])
             .unwrap();
         assert!(o.owned_types);
         assert!(o.apply_host_options([("rust.nope", "1")]).is_err());
+        // A plugin's own bebop.yml options arrive bare.
+        let mut o = Options::default();
+        o.apply_host_options([("owned", "true"), ("map", "vec"), ("nope", "1")])
+            .unwrap();
+        assert!(o.owned_types);
+        assert_eq!(o.owned_map, OwnedMap::Vec);
     }
 }
