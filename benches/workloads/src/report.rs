@@ -507,9 +507,9 @@ pub fn markdown(results: &Results) -> String {
          TensorShardLarge are 3 KiB and 64 KiB). Bytes per second are the record's wire bytes \
          divided by the time; memcpy is `copy_from_slice` of the same bytes into another \
          buffer (warm caches, single thread). Decoding alone is O(1) (last column). Every \
-         element is read two ways: through `Array::iter`, the generic element iterator, and \
-         straight from `Array::wire_bytes()` in two-byte chunks, which is what a fast path for \
-         scalar elements in `iter` could reach.\n"
+         element is read two ways: through `Array::iter` (which slices fixed-size elements \
+         straight out of the input), and by hand from `Array::wire_bytes()` in two-byte \
+         chunks, as a yardstick for `iter`.\n"
     );
     out.push_str(&bandwidth_table(&results.bandwidth));
     let _ = writeln!(out, "\n![bandwidth](bandwidth.svg)\n");

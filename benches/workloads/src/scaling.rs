@@ -56,7 +56,7 @@ pub struct BandwidthRow {
     /// View decode, then reading every element through `Array::iter`.
     pub decode_read: Timing,
     /// View decode, then reading every element from `Array::wire_bytes` in two-byte chunks
-    /// (what a scalar fast path in `Array::iter` could reach).
+    /// (a yardstick for `Array::iter`).
     pub decode_read_wire: Timing,
     /// View decode, then `Array::copy_to_slice` into a caller's `[bf16]`.
     pub decode_copy_out: Timing,
