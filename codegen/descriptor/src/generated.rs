@@ -931,7 +931,6 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop::Decode<'a> for TypeDescriptor<'a> {
-        #[inline]
         fn decode(
             reader: &mut ::bebop::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -3559,7 +3558,6 @@ pub mod owned {
         }
 
         impl<'a> ::bebop::Decode<'a> for TypeDescriptor {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop::Error> {

@@ -339,7 +339,7 @@ impl Generator {
         };
         let defmt = match &o.defmt {
             Some(p) => format!(
-                "\n// Views derive `defmt::Format` under `cfg({p})` (depend on `defmt` and enable the runtime's `defmt` feature)."
+                "\n// Views implement `defmt::Format` under `cfg({p})` (depend on `defmt` and enable the runtime's `defmt` feature)."
             ),
             None => String::new(),
         };

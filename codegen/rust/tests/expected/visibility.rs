@@ -3,7 +3,7 @@
 //
 // Include this file in one module of a crate (`include!`); it uses the runtime at `::bebop_core`.
 // Owned types (module `owned`, under `cfg(feature = "alloc")`) need the runtime's `alloc` feature.
-// Views derive `defmt::Format` under `cfg(feature = "defmt")` (depend on `defmt` and enable the runtime's `defmt` feature).
+// Views implement `defmt::Format` under `cfg(feature = "defmt")` (depend on `defmt` and enable the runtime's `defmt` feature).
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,

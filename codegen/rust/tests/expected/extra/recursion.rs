@@ -3,7 +3,7 @@
 //
 // Include this file in one module of a crate (`include!`); it uses the runtime at `::bebop_core`.
 // Owned types (module `owned`, under `cfg(feature = "alloc")`) need the runtime's `alloc` feature.
-// Views derive `defmt::Format` under `cfg(feature = "defmt")` (depend on `defmt` and enable the runtime's `defmt` feature).
+// Views implement `defmt::Format` under `cfg(feature = "defmt")` (depend on `defmt` and enable the runtime's `defmt` feature).
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
@@ -34,7 +34,6 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
-        #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -163,7 +162,6 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Node<'a> {
-        #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -508,7 +506,6 @@ pub mod rec {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Add<'a> {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -597,7 +594,6 @@ pub mod owned {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Chain {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -761,7 +757,6 @@ pub mod owned {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Node {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -1129,7 +1124,6 @@ pub mod owned {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Add {
-                #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
                 ) -> ::core::result::Result<Self, ::bebop_core::Error> {

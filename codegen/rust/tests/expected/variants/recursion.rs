@@ -33,7 +33,6 @@ pub mod rec {
     }
 
     impl<'a> ::bebop::Decode<'a> for Chain<'a> {
-        #[inline]
         fn decode(
             reader: &mut ::bebop::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -149,7 +148,6 @@ pub mod rec {
     }
 
     impl<'a> ::bebop::Decode<'a> for Node<'a> {
-        #[inline]
         fn decode(
             reader: &mut ::bebop::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -444,7 +442,6 @@ pub mod rec {
         }
 
         impl<'a> ::bebop::Decode<'a> for Add<'a> {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -526,7 +523,6 @@ pub mod owned {
         }
 
         impl<'a> ::bebop::Decode<'a> for Chain {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -692,7 +688,6 @@ pub mod owned {
         }
 
         impl<'a> ::bebop::Decode<'a> for Node {
-            #[inline]
             fn decode(
                 reader: &mut ::bebop::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -1078,7 +1073,6 @@ pub mod owned {
             }
 
             impl<'a> ::bebop::Decode<'a> for Add {
-                #[inline]
                 fn decode(
                     reader: &mut ::bebop::Reader<'a>,
                 ) -> ::core::result::Result<Self, ::bebop::Error> {

@@ -360,7 +360,6 @@ impl ::bebop::WireSize for Chain<'_> {
 }
 
 impl<'a> ::bebop::Decode<'a> for Chain<'a> {
-    #[inline]
     fn decode(
         reader: &mut ::bebop::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop::Error> {
@@ -1199,7 +1198,6 @@ pub mod owned {
     }
 
     impl<'a> ::bebop::Decode<'a> for Chain {
-        #[inline]
         fn decode(
             reader: &mut ::bebop::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop::Error> {
