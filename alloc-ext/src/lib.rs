@@ -32,7 +32,11 @@ pub use bebop_core::*;
 use alloc::vec::Vec;
 
 #[cfg(feature = "std")]
+mod rpc_std;
+#[cfg(feature = "std")]
 mod stdio;
+#[cfg(feature = "std")]
+pub use rpc_std::{StdIo, SystemClock, std_channel};
 #[cfg(feature = "std")]
 pub use stdio::{StdWriter, system_time_to_timestamp, timestamp_to_system_time};
 

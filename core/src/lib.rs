@@ -95,7 +95,7 @@ mod lazy;
 mod map;
 mod method_id;
 mod reader;
-mod rpc;
+pub mod rpc;
 mod scalar;
 mod time;
 mod tuple;

@@ -1,8 +1,9 @@
-//! The bootstrap check: `src/generated.rs` is exactly what `bebop-codegen-rust` generates from
-//! the project's own `codegen/schemas/bebop/descriptor.bop` and `plugin.bop`, compiled by
-//! `bebopc`.
+//! The bootstrap checks: `src/generated.rs` is exactly what `bebop-codegen-rust` generates from
+//! the project's own `codegen/schemas/bebop/descriptor.bop` and `plugin.bop`, and
+//! `core/src/rpc/generated.rs` (the RPC protocol types of `bebop-core`) exactly what it
+//! generates from `rpc.bop` and `empty.bop`, all compiled by `bebopc`.
 //!
-//! After changing those schemas or the generator, rewrite the file with
+//! After changing those schemas or the generator, rewrite the files with
 //!
 //! ```text
 //! BEBOP_BLESS=1 cargo test -p bebop-descriptor --test generated_code
@@ -39,29 +40,18 @@ fn generated_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/generated.rs")
 }
 
+fn rpc_generated_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../core/src/rpc/generated.rs")
+}
+
+/// The RPC protocol schema and what it imports, and the files to generate code for.
+const RPC_SCHEMAS: &[&str] = &["bebop/rpc.bop", "bebop/empty.bop", "bebop/decorators.bop"];
+const RPC_ROOTS: &[&str] = &["bebop/rpc.bop", "bebop/empty.bop"];
+
 /// Compiles the schemas with `bebopc`, under the paths `bebop/....bop` (so the generated
 /// file names no machine-specific path).
 fn compile() -> bebop_descriptor::DescriptorSet {
-    let dir = schema_dir();
-    let texts: Vec<(&str, Vec<u8>)> = SCHEMAS
-        .iter()
-        .map(|path| {
-            let file = dir.join(path);
-            let text = std::fs::read(&file)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-            (*path, text)
-        })
-        .collect();
-    let files: Vec<(&str, &[u8])> = texts.iter().map(|(p, t)| (*p, t.as_slice())).collect();
-    let compilation = bebopc::Compiler::new().compile_in_memory(&files, ROOTS);
-    assert!(
-        !compilation.has_errors(),
-        "the project's schemas do not compile:\n{}",
-        compilation.render_terminal(false)
-    );
-    let set = compilation
-        .descriptor_set(&Default::default())
-        .expect("a model without errors lowers to a descriptor");
+    let set = compile_files(SCHEMAS, ROOTS);
     let paths: Vec<_> = set
         .schema_list()
         .iter()
@@ -79,6 +69,29 @@ fn compile() -> bebop_descriptor::DescriptorSet {
     set
 }
 
+fn compile_files(schemas: &[&str], roots: &[&str]) -> bebop_descriptor::DescriptorSet {
+    let dir = schema_dir();
+    let texts: Vec<(&str, Vec<u8>)> = schemas
+        .iter()
+        .map(|path| {
+            let file = dir.join(path);
+            let text = std::fs::read(&file)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+            (*path, text)
+        })
+        .collect();
+    let files: Vec<(&str, &[u8])> = texts.iter().map(|(p, t)| (*p, t.as_slice())).collect();
+    let compilation = bebopc::Compiler::new().compile_in_memory(&files, roots);
+    assert!(
+        !compilation.has_errors(),
+        "the project's schemas do not compile:\n{}",
+        compilation.render_terminal(false)
+    );
+    compilation
+        .descriptor_set(&Default::default())
+        .expect("a model without errors lowers to a descriptor")
+}
+
 /// The generator options of `src/generated.rs`: the `bebop` runtime (std), owned types
 /// (what the crate exports) with maps as `Vec<(K, V)>` in wire order (byte-exact round
 /// trips), and no rustfmt, so the output depends only on the locked prettyplease version and
@@ -92,9 +105,33 @@ fn generator() -> Generator {
 }
 
 fn generate() -> String {
-    let set = compile();
-    let code = generator()
-        .generate(&set, ROOTS)
+    generate_with(generator(), &compile(), ROOTS)
+}
+
+/// The generator options of `core/src/rpc/generated.rs`: views only (no alloc), the runtime
+/// reached as `crate` (the file is part of `bebop-core`), defmt behind the crate's feature.
+fn rpc_generator() -> Generator {
+    Generator::new()
+        .runtime_path("crate")
+        .defmt(Some("feature = \"defmt\""))
+        .rustfmt(false)
+}
+
+fn generate_rpc() -> String {
+    generate_with(
+        rpc_generator(),
+        &compile_files(RPC_SCHEMAS, RPC_ROOTS),
+        RPC_ROOTS,
+    )
+}
+
+fn generate_with(
+    generator: Generator,
+    set: &bebop_descriptor::DescriptorSet,
+    roots: &[&str],
+) -> String {
+    let code = generator
+        .generate(set, roots)
         .unwrap_or_else(|e| panic!("generating from the project's schemas: {e}"));
     assert!(code.warnings.is_empty(), "warnings: {:?}", code.warnings);
     assert_eq!(code.files.len(), 1);
@@ -107,14 +144,21 @@ fn generate() -> String {
 
 #[test]
 fn regenerating_gives_the_checked_in_file() {
-    let fresh = generate();
-    let path = generated_path();
+    check_or_bless(&generate(), &generated_path());
+}
+
+#[test]
+fn regenerating_the_rpc_types_gives_the_checked_in_file() {
+    check_or_bless(&generate_rpc(), &rpc_generated_path());
+}
+
+fn check_or_bless(fresh: &str, path: &Path) {
     if std::env::var_os("BEBOP_BLESS").is_some_and(|v| v != "0") {
-        std::fs::write(&path, &fresh)
+        std::fs::write(path, fresh)
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         return;
     }
-    let checked_in = std::fs::read_to_string(&path)
+    let checked_in = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     if checked_in != fresh {
         let line = checked_in
@@ -126,9 +170,10 @@ fn regenerating_gives_the_checked_in_file() {
                 |i| i + 1,
             );
         panic!(
-            "src/generated.rs is out of date (first difference at line {line}, {} vs {} lines); \
+            "{} is out of date (first difference at line {line}, {} vs {} lines); \
              regenerate it with `BEBOP_BLESS=1 cargo test -p bebop-descriptor --test \
              generated_code` and review the diff",
+            path.display(),
             checked_in.lines().count(),
             fresh.lines().count()
         );
@@ -138,6 +183,7 @@ fn regenerating_gives_the_checked_in_file() {
 #[test]
 fn generation_is_deterministic() {
     assert_eq!(generate(), generate());
+    assert_eq!(generate_rpc(), generate_rpc());
 }
 
 /// The compiler's descriptor of the descriptor schema itself, through the generated types:

@@ -185,6 +185,8 @@ pub(crate) struct Method {
     pub src_name: String,
     /// The `SCREAMING` name of its `MethodInfo` const.
     pub const_name: String,
+    /// The `snake_case` name of its handler and client methods.
+    pub fn_name: String,
     /// The names of its request and response type aliases.
     pub request_alias: String,
     pub response_alias: String,
@@ -705,8 +707,10 @@ impl<'d> Model<'d> {
                 }
             }
             DefinitionBody::Service(s) => {
-                let mut consts = Namespace::with_reserved(&["NAME", "METHODS"]);
+                let mut consts = Namespace::with_reserved(&["NAME", "METHODS", "INFO"]);
                 let mut aliases = Namespace::default();
+                // Handler and client methods; `new` is the client's constructor.
+                let mut fns = Namespace::with_reserved(&["new"]);
                 let mut methods = Vec::new();
                 for m in s.methods.as_deref().unwrap_or_default() {
                     let src_name = m.name.clone().unwrap_or_default();
@@ -724,6 +728,7 @@ impl<'d> Model<'d> {
                     let response_alias = aliases.claim(format!("{alias}Response"));
                     methods.push(Method {
                         const_name: consts.claim(shouty(&src_name)),
+                        fn_name: fns.claim(snake(&src_name)),
                         request_alias,
                         response_alias,
                         src_name,

@@ -33,7 +33,8 @@ pub enum OwnedMap {
 pub struct Options {
     /// The path generated code reaches the runtime by: `::bebop_core` (the default; no_std,
     /// no alloc) or `::bebop` (which re-exports it for std users). Must be an absolute path
-    /// (`::name` or `crate::...`).
+    /// (`::name`, `crate` or `crate::...`; `crate` is how `bebop-core` generates its own RPC
+    /// types).
     pub runtime_path: String,
     /// Also generate owned types (`String`, `Vec`, a map type, `Box` for recursion) in a
     /// module tree `owned`, with conversions from and to the views. They need the runtime's
@@ -220,10 +221,7 @@ fn check_runtime_path(value: &str) -> Result<(), GenerateError> {
     let ok = match syn::parse_str::<syn::Path>(value) {
         Ok(path) => {
             path.leading_colon.is_some()
-                || path
-                    .segments
-                    .first()
-                    .is_some_and(|s| s.ident == "crate" && path.segments.len() > 1)
+                || path.segments.first().is_some_and(|s| s.ident == "crate")
         }
         Err(_) => false,
     };

@@ -1,5 +1,6 @@
-//! Services: a module per service with method metadata, compile-time method ids and
-//! request/response type aliases.
+//! Services: a module per service with method metadata, compile-time method ids,
+//! request/response type aliases, the discovery record, a blocking `Handler` trait with the
+//! `Server` that routes calls to it (no heap), and a typed blocking `Client`.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -31,6 +32,11 @@ impl Emitter<'_, '_> {
             Self::doc_lines(&[format!("The service's name as declared: `{service_name}`.")]);
         let mut items = Vec::new();
         let mut consts = Vec::new();
+        let mut infos = Vec::new();
+        let mut handler_fns = Vec::new();
+        let mut arms = Vec::new();
+        let mut client_fns = Vec::new();
+        let mut owned_client_fns = Vec::new();
         for m in methods {
             let c = ident(&m.const_name);
             let kind = match m.method_type {
@@ -88,6 +94,230 @@ impl Emitter<'_, '_> {
                 #[allow(deprecated)]
                 const _: () = ::core::assert!(#c.id == #id_lit);
             });
+            let fn_name = ident(&m.fn_name);
+            let req_alias = ident(&m.request_alias);
+            let res_alias = ident(&m.response_alias);
+            let req_lt = crate::analysis::ty_lifetime(self.model, &m.request);
+            let res_lt = crate::analysis::ty_lifetime(self.model, &m.response);
+            let req_a = if req_lt {
+                quote!(#req_alias<'a>)
+            } else {
+                quote!(#req_alias)
+            };
+            let req_anon = if req_lt {
+                quote!(#req_alias<'_>)
+            } else {
+                quote!(#req_alias)
+            };
+            let res_a = if res_lt {
+                quote!(#res_alias<'a>)
+            } else {
+                quote!(#res_alias)
+            };
+            let res_s = if res_lt {
+                quote!(#res_alias<'s>)
+            } else {
+                quote!(#res_alias)
+            };
+            let res_anon = if res_lt {
+                quote!(#res_alias<'_>)
+            } else {
+                quote!(#res_alias)
+            };
+            let method_type = match m.method_type {
+                MethodType::Unary => quote!(Unary),
+                MethodType::ServerStream => quote!(ServerStream),
+                MethodType::ClientStream => quote!(ClientStream),
+                _ => quote!(DuplexStream),
+            };
+            let req_url = format!("type.bebop.sh/{}", m.request_text);
+            let res_url = format!("type.bebop.sh/{}", m.response_text);
+            infos.push(quote! {
+                #rt::rpc::types::MethodInfo {
+                    name: #method_name,
+                    method_id: #id_lit,
+                    method_type: #rt::rpc::MethodType::#method_type,
+                    request_type_url: #req_url,
+                    response_type_url: #res_url,
+                }
+            });
+            let hdoc = Self::doc_lines(&[format!("Handles `{}`.", m.src_name)]);
+            let cdoc = Self::doc_lines(&[format!("Calls `{}`.", m.src_name)]);
+            let odoc = Self::doc_lines(&[format!("Calls `{}` with owned types.", m.src_name)]);
+            let owned_fn = ident(&format!("{}_owned", m.fn_name.trim_start_matches("r#")));
+            let owned_req = self.owned_ty(&inside, &m.request);
+            let owned_res = self.owned_ty(&inside, &m.response);
+            match m.method_type {
+                MethodType::Unary => {
+                    let (a, self_a) = if res_lt {
+                        (quote!(<'a>), quote!(&'a mut self))
+                    } else {
+                        (TokenStream::new(), quote!(&mut self))
+                    };
+                    let req_a = if res_lt {
+                        req_a.clone()
+                    } else {
+                        req_anon.clone()
+                    };
+                    handler_fns.push(quote! {
+                        #hdoc
+                        fn #fn_name #a(
+                            #self_a,
+                            ctx: &#rt::rpc::CallContext<'_>,
+                            request: #req_a,
+                        ) -> ::core::result::Result<#res_a, #rt::rpc::Status>;
+                    });
+                    arms.push(quote! {
+                        #c => {
+                            let (request, ctx, reply) = call.unary::<#req_anon>()?;
+                            let response = self.0.#fn_name(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                    });
+                    let (s_param, self_s) = if res_lt {
+                        (quote!(<'s>), quote!(&'s mut self))
+                    } else {
+                        (TokenStream::new(), quote!(&mut self))
+                    };
+                    client_fns.push(quote! {
+                        #cdoc
+                        pub fn #fn_name #s_param(
+                            #self_s,
+                            request: &#req_anon,
+                            options: &#rt::rpc::CallOptions<'_>,
+                        ) -> ::core::result::Result<#res_s, #rt::rpc::ClientError> {
+                            self.0.unary(#c.id, request, options)
+                        }
+                    });
+                    owned_client_fns.push(quote! {
+                        #odoc
+                        pub fn #owned_fn(
+                            &mut self,
+                            request: &#owned_req,
+                            options: &#rt::rpc::CallOptions<'_>,
+                        ) -> ::core::result::Result<#owned_res, #rt::rpc::ClientError> {
+                            self.0.unary(#c.id, request, options)
+                        }
+                    });
+                }
+                MethodType::ServerStream => {
+                    let hdoc_more = Self::doc_lines(&[
+                        format!("Handles `{}`.", m.src_name),
+                        String::new(),
+                        format!(
+                            "Send each `{res_url}` on `responses`; the server ends the stream when this returns."
+                        ),
+                    ]);
+                    handler_fns.push(quote! {
+                        #hdoc_more
+                        fn #fn_name(
+                            &mut self,
+                            ctx: &#rt::rpc::CallContext<'_>,
+                            request: #req_anon,
+                            responses: &mut #rt::rpc::ServerStream<'_>,
+                        ) -> ::core::result::Result<(), #rt::rpc::Status>;
+                    });
+                    arms.push(quote! {
+                        #c => {
+                            let (request, ctx, mut responses) = call.server_stream::<#req_anon>()?;
+                            self.0.#fn_name(&ctx, request, &mut responses)?;
+                            responses.finish()
+                        }
+                    });
+                    let sdoc = Self::doc_lines(&[format!(
+                        "Calls `{}`; read the responses (`{}`) from the returned stream.",
+                        m.src_name, m.response_text
+                    )]);
+                    client_fns.push(quote! {
+                        #sdoc
+                        pub fn #fn_name(
+                            &mut self,
+                            request: &#req_anon,
+                            options: &#rt::rpc::CallOptions<'_>,
+                        ) -> ::core::result::Result<#rt::rpc::ServerStreamCall<'_, C, B>, #rt::rpc::ClientError> {
+                            self.0.server_stream(#c.id, request, options)
+                        }
+                    });
+                }
+                MethodType::ClientStream => {
+                    let (a, self_a) = if res_lt {
+                        (quote!(<'a>), quote!(&'a mut self))
+                    } else {
+                        (TokenStream::new(), quote!(&mut self))
+                    };
+                    let hdoc_more = Self::doc_lines(&[
+                        format!("Handles `{}`.", m.src_name),
+                        String::new(),
+                        format!("Read each `{req_url}` from `requests` with `requests.next()`."),
+                    ]);
+                    handler_fns.push(quote! {
+                        #hdoc_more
+                        fn #fn_name #a(
+                            #self_a,
+                            ctx: &#rt::rpc::CallContext<'_>,
+                            requests: &mut #rt::rpc::RequestStream<'_>,
+                        ) -> ::core::result::Result<#res_a, #rt::rpc::Status>;
+                    });
+                    arms.push(quote! {
+                        #c => {
+                            let (ctx, mut requests) = call.client_stream();
+                            let response = self.0.#fn_name(&ctx, &mut requests)?;
+                            requests.into_reply()?.send(&response)
+                        }
+                    });
+                    let sdoc = Self::doc_lines(&[format!(
+                        "Calls `{}`: send the requests (`{}`) on the returned call, then `finish` it for the response.",
+                        m.src_name, m.request_text
+                    )]);
+                    client_fns.push(quote! {
+                        #sdoc
+                        pub fn #fn_name(
+                            &mut self,
+                            options: &#rt::rpc::CallOptions<'_>,
+                        ) -> ::core::result::Result<#rt::rpc::ClientStreamCall<'_, C, B>, #rt::rpc::ClientError> {
+                            self.0.client_stream(#c.id, options)
+                        }
+                    });
+                    let _ = &res_anon;
+                }
+                _ => {
+                    let hdoc_more = Self::doc_lines(&[
+                        format!("Handles `{}`.", m.src_name),
+                        String::new(),
+                        format!(
+                            "Read each `{req_url}` with `stream.next()` and send `{res_url}` responses; the server ends the stream when this returns."
+                        ),
+                    ]);
+                    handler_fns.push(quote! {
+                        #hdoc_more
+                        fn #fn_name(
+                            &mut self,
+                            ctx: &#rt::rpc::CallContext<'_>,
+                            stream: &mut #rt::rpc::DuplexStream<'_>,
+                        ) -> ::core::result::Result<(), #rt::rpc::Status>;
+                    });
+                    arms.push(quote! {
+                        #c => {
+                            let (ctx, mut stream) = call.duplex();
+                            self.0.#fn_name(&ctx, &mut stream)?;
+                            stream.finish()
+                        }
+                    });
+                    let sdoc = Self::doc_lines(&[format!(
+                        "Calls `{}`: send requests and read responses on the returned call.",
+                        m.src_name
+                    )]);
+                    client_fns.push(quote! {
+                        #sdoc
+                        pub fn #fn_name(
+                            &mut self,
+                            options: &#rt::rpc::CallOptions<'_>,
+                        ) -> ::core::result::Result<#rt::rpc::DuplexCall<'_, C, B>, #rt::rpc::ClientError> {
+                            self.0.duplex(#c.id, options)
+                        }
+                    });
+                }
+            }
             for (suffix, alias, ty, text) in [
                 ("Request", &m.request_alias, &m.request, &m.request_text),
                 ("Response", &m.response_alias, &m.response, &m.response_text),
@@ -118,6 +348,32 @@ impl Emitter<'_, '_> {
             .iter()
             .any(|m| m.deprecated.is_some())
             .then(|| quote!(#[allow(deprecated)]));
+        let owned_client = match (&self.opts.owned_types, &self.owned_cfg) {
+            (false, _) => TokenStream::new(),
+            (true, cfg) if !owned_client_fns.is_empty() => {
+                let cfg = cfg.as_ref().map(|p| quote!(#[cfg(#p)]));
+                quote! {
+                    #cfg
+                    impl<C: #rt::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                        #(#owned_client_fns)*
+                    }
+                }
+            }
+            _ => TokenStream::new(),
+        };
+        let handler_doc = Self::doc_lines(&[
+            format!("The methods of `{service_name}`, to be implemented by the application and served by [`Server`]."),
+            String::new(),
+            "Blocking and heap-free: requests are views into the server's receive buffer, responses are encoded into its transmit buffer. An `Err` reaches the client as an `ERROR` frame with its status.".to_string(),
+        ]);
+        let server_doc = Self::doc_lines(&[format!(
+            "Serves `{service_name}` with a [`Handler`]: pass it to `Server::serve`; a tuple of such servers serves several services (as a service that mixes in another with `with` is served)."
+        )]);
+        let client_doc = Self::doc_lines(&[format!(
+            "A typed blocking client of `{service_name}` over any channel; unary responses are views into the client's receive buffer."
+        )]);
+        let info_doc =
+            Self::doc_lines(&["The discovery record of this service (method 0).".to_string()]);
         Ok(quote! {
             #docs
             #deprecated
@@ -130,6 +386,62 @@ impl Emitter<'_, '_> {
                 #methods_doc
                 #list_allow
                 pub const METHODS: &[#rt::MethodInfo] = &[#(#consts),*];
+
+                #info_doc
+                pub const INFO: #rt::rpc::ServiceInfo<'static> = #rt::rpc::ServiceInfo {
+                    name: #service_name,
+                    methods: #rt::Array::from_slice(&[#(#infos),*]),
+                };
+
+                #handler_doc
+                #list_allow
+                pub trait Handler {
+                    #(#handler_fns)*
+                }
+
+                #server_doc
+                #[derive(Debug, Default)]
+                pub struct Server<H>(pub H);
+
+                #list_allow
+                impl<H: Handler> #rt::rpc::Service for Server<H> {
+                    fn describe(&self, f: &mut dyn FnMut(&#rt::rpc::ServiceInfo<'static>)) {
+                        f(&INFO)
+                    }
+
+                    fn method(&self, id: u32) -> ::core::option::Option<#rt::MethodInfo> {
+                        METHODS.iter().find(|m| m.id == id).copied()
+                    }
+
+                    fn dispatch(
+                        &mut self,
+                        call: #rt::rpc::Call<'_>,
+                    ) -> ::core::result::Result<(), #rt::rpc::Status> {
+                        match call.context().method() {
+                            #(#arms)*
+                            other => ::core::result::Result::Err(#rt::rpc::Status::format(
+                                #rt::rpc::StatusCode::NotFound,
+                                ::core::format_args!("{} has no method {:#010x}", NAME, other.id),
+                            )),
+                        }
+                    }
+                }
+
+                #client_doc
+                pub struct Client<C, B>(pub #rt::rpc::Client<C, B>);
+
+                #list_allow
+                impl<C: #rt::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                    /// A client over `channel`, with buffers bounding the largest response
+                    /// (`rx`) and request (`tx`) frame.
+                    pub fn new(channel: C, rx: B, tx: B) -> Self {
+                        Client(#rt::rpc::Client::new(channel, rx, tx))
+                    }
+
+                    #(#client_fns)*
+                }
+
+                #owned_client
             }
         })
     }

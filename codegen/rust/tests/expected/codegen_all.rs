@@ -5081,6 +5081,177 @@ pub mod codegen {
             pub type SetValueResponse = super::EmptyMessage;
             /// Every method, in declaration order.
             pub const METHODS: &[::bebop_core::MethodInfo] = &[PING, GET_POINT, SET_VALUE];
+            /// The discovery record of this service (method 0).
+            pub const INFO: ::bebop_core::rpc::ServiceInfo<'static> =
+                ::bebop_core::rpc::ServiceInfo {
+                    name: "EchoService",
+                    methods: ::bebop_core::Array::from_slice(&[
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Ping",
+                            method_id: 0x9064_f1f7,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/base.SimpleMessage",
+                            response_type_url: "type.bebop.sh/base.SimpleMessage",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "GetPoint",
+                            method_id: 0x7394_f173,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/base.SimpleMessage",
+                            response_type_url: "type.bebop.sh/base.Point",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "SetValue",
+                            method_id: 0x6072_7a7c,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/codegen.all.AllScalars",
+                            response_type_url: "type.bebop.sh/codegen.all.EmptyMessage",
+                        },
+                    ]),
+                };
+
+            /// The methods of `EchoService`, to be implemented by the application and served by [`Server`].
+            ///
+            /// Blocking and heap-free: requests are views into the server's receive buffer, responses are encoded into its transmit buffer. An `Err` reaches the client as an `ERROR` frame with its status.
+            pub trait Handler {
+                /// Handles `Ping`.
+                fn ping<'a>(
+                    &'a mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: PingRequest<'a>,
+                ) -> ::core::result::Result<PingResponse<'a>, ::bebop_core::rpc::Status>;
+                /// Handles `GetPoint`.
+                fn get_point(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: GetPointRequest<'_>,
+                ) -> ::core::result::Result<GetPointResponse, ::bebop_core::rpc::Status>;
+                /// Handles `SetValue`.
+                fn set_value(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: SetValueRequest<'_>,
+                ) -> ::core::result::Result<SetValueResponse, ::bebop_core::rpc::Status>;
+            }
+
+            /// Serves `EchoService` with a [`Handler`]: pass it to `Server::serve`; a tuple of such servers serves several services (as a service that mixes in another with `with` is served).
+            #[derive(Debug, Default)]
+            pub struct Server<H>(pub H);
+
+            impl<H: Handler> ::bebop_core::rpc::Service for Server<H> {
+                fn describe(&self, f: &mut dyn FnMut(&::bebop_core::rpc::ServiceInfo<'static>)) {
+                    f(&INFO)
+                }
+
+                fn method(&self, id: u32) -> ::core::option::Option<::bebop_core::MethodInfo> {
+                    METHODS.iter().find(|m| m.id == id).copied()
+                }
+
+                fn dispatch(
+                    &mut self,
+                    call: ::bebop_core::rpc::Call<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status> {
+                    match call.context().method() {
+                        PING => {
+                            let (request, ctx, reply) = call.unary::<PingRequest<'_>>()?;
+                            let response = self.0.ping(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        GET_POINT => {
+                            let (request, ctx, reply) = call.unary::<GetPointRequest<'_>>()?;
+                            let response = self.0.get_point(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        SET_VALUE => {
+                            let (request, ctx, reply) = call.unary::<SetValueRequest<'_>>()?;
+                            let response = self.0.set_value(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        other => ::core::result::Result::Err(::bebop_core::rpc::Status::format(
+                            ::bebop_core::rpc::StatusCode::NotFound,
+                            ::core::format_args!("{} has no method {:#010x}", NAME, other.id),
+                        )),
+                    }
+                }
+            }
+
+            /// A typed blocking client of `EchoService` over any channel; unary responses are views into the client's receive buffer.
+            pub struct Client<C, B>(pub ::bebop_core::rpc::Client<C, B>);
+
+            impl<C: ::bebop_core::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                /// A client over `channel`, with buffers bounding the largest response
+                /// (`rx`) and request (`tx`) frame.
+                pub fn new(channel: C, rx: B, tx: B) -> Self {
+                    Client(::bebop_core::rpc::Client::new(channel, rx, tx))
+                }
+
+                /// Calls `Ping`.
+                pub fn ping<'s>(
+                    &'s mut self,
+                    request: &PingRequest<'_>,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<PingResponse<'s>, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(PING.id, request, options)
+                }
+
+                /// Calls `GetPoint`.
+                pub fn get_point(
+                    &mut self,
+                    request: &GetPointRequest<'_>,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<GetPointResponse, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(GET_POINT.id, request, options)
+                }
+
+                /// Calls `SetValue`.
+                pub fn set_value(
+                    &mut self,
+                    request: &SetValueRequest<'_>,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<SetValueResponse, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(SET_VALUE.id, request, options)
+                }
+            }
+
+            #[cfg(feature = "alloc")]
+            impl<C: ::bebop_core::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                /// Calls `Ping` with owned types.
+                pub fn ping_owned(
+                    &mut self,
+                    request: &super::super::super::owned::base::SimpleMessage,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    super::super::super::owned::base::SimpleMessage,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.unary(PING.id, request, options)
+                }
+
+                /// Calls `GetPoint` with owned types.
+                pub fn get_point_owned(
+                    &mut self,
+                    request: &super::super::super::owned::base::SimpleMessage,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    super::super::super::base::Point,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.unary(GET_POINT.id, request, options)
+                }
+
+                /// Calls `SetValue` with owned types.
+                pub fn set_value_owned(
+                    &mut self,
+                    request: &super::super::super::owned::codegen::all::AllScalars,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<super::EmptyMessage, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(SET_VALUE.id, request, options)
+                }
+            }
         }
 
         /// From `codegen_all.bop`: `service codegen.all.StreamService`.
@@ -5133,6 +5304,152 @@ pub mod codegen {
             pub type ChatResponse<'a> = super::super::super::base::SimpleMessage<'a>;
             /// Every method, in declaration order.
             pub const METHODS: &[::bebop_core::MethodInfo] = &[WATCH, UPLOAD, CHAT];
+            /// The discovery record of this service (method 0).
+            pub const INFO: ::bebop_core::rpc::ServiceInfo<'static> =
+                ::bebop_core::rpc::ServiceInfo {
+                    name: "StreamService",
+                    methods: ::bebop_core::Array::from_slice(&[
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Watch",
+                            method_id: 0x551d_0036,
+                            method_type: ::bebop_core::rpc::MethodType::ServerStream,
+                            request_type_url: "type.bebop.sh/base.SimpleMessage",
+                            response_type_url: "type.bebop.sh/base.Point",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Upload",
+                            method_id: 0x428d_0bba,
+                            method_type: ::bebop_core::rpc::MethodType::ClientStream,
+                            request_type_url: "type.bebop.sh/codegen.all.AllScalars",
+                            response_type_url: "type.bebop.sh/base.SimpleMessage",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Chat",
+                            method_id: 0xcc07_15fd,
+                            method_type: ::bebop_core::rpc::MethodType::DuplexStream,
+                            request_type_url: "type.bebop.sh/base.SimpleMessage",
+                            response_type_url: "type.bebop.sh/base.SimpleMessage",
+                        },
+                    ]),
+                };
+
+            /// The methods of `StreamService`, to be implemented by the application and served by [`Server`].
+            ///
+            /// Blocking and heap-free: requests are views into the server's receive buffer, responses are encoded into its transmit buffer. An `Err` reaches the client as an `ERROR` frame with its status.
+            pub trait Handler {
+                /// Handles `Watch`.
+                ///
+                /// Send each `type.bebop.sh/base.Point` on `responses`; the server ends the stream when this returns.
+                fn watch(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: WatchRequest<'_>,
+                    responses: &mut ::bebop_core::rpc::ServerStream<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status>;
+                /// Handles `Upload`.
+                ///
+                /// Read each `type.bebop.sh/codegen.all.AllScalars` from `requests` with `requests.next()`.
+                fn upload<'a>(
+                    &'a mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    requests: &mut ::bebop_core::rpc::RequestStream<'_>,
+                ) -> ::core::result::Result<UploadResponse<'a>, ::bebop_core::rpc::Status>;
+                /// Handles `Chat`.
+                ///
+                /// Read each `type.bebop.sh/base.SimpleMessage` with `stream.next()` and send `type.bebop.sh/base.SimpleMessage` responses; the server ends the stream when this returns.
+                fn chat(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    stream: &mut ::bebop_core::rpc::DuplexStream<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status>;
+            }
+
+            /// Serves `StreamService` with a [`Handler`]: pass it to `Server::serve`; a tuple of such servers serves several services (as a service that mixes in another with `with` is served).
+            #[derive(Debug, Default)]
+            pub struct Server<H>(pub H);
+
+            impl<H: Handler> ::bebop_core::rpc::Service for Server<H> {
+                fn describe(&self, f: &mut dyn FnMut(&::bebop_core::rpc::ServiceInfo<'static>)) {
+                    f(&INFO)
+                }
+
+                fn method(&self, id: u32) -> ::core::option::Option<::bebop_core::MethodInfo> {
+                    METHODS.iter().find(|m| m.id == id).copied()
+                }
+
+                fn dispatch(
+                    &mut self,
+                    call: ::bebop_core::rpc::Call<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status> {
+                    match call.context().method() {
+                        WATCH => {
+                            let (request, ctx, mut responses) =
+                                call.server_stream::<WatchRequest<'_>>()?;
+                            self.0.watch(&ctx, request, &mut responses)?;
+                            responses.finish()
+                        }
+                        UPLOAD => {
+                            let (ctx, mut requests) = call.client_stream();
+                            let response = self.0.upload(&ctx, &mut requests)?;
+                            requests.into_reply()?.send(&response)
+                        }
+                        CHAT => {
+                            let (ctx, mut stream) = call.duplex();
+                            self.0.chat(&ctx, &mut stream)?;
+                            stream.finish()
+                        }
+                        other => ::core::result::Result::Err(::bebop_core::rpc::Status::format(
+                            ::bebop_core::rpc::StatusCode::NotFound,
+                            ::core::format_args!("{} has no method {:#010x}", NAME, other.id),
+                        )),
+                    }
+                }
+            }
+
+            /// A typed blocking client of `StreamService` over any channel; unary responses are views into the client's receive buffer.
+            pub struct Client<C, B>(pub ::bebop_core::rpc::Client<C, B>);
+
+            impl<C: ::bebop_core::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                /// A client over `channel`, with buffers bounding the largest response
+                /// (`rx`) and request (`tx`) frame.
+                pub fn new(channel: C, rx: B, tx: B) -> Self {
+                    Client(::bebop_core::rpc::Client::new(channel, rx, tx))
+                }
+
+                /// Calls `Watch`; read the responses (`base.Point`) from the returned stream.
+                pub fn watch(
+                    &mut self,
+                    request: &WatchRequest<'_>,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    ::bebop_core::rpc::ServerStreamCall<'_, C, B>,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.server_stream(WATCH.id, request, options)
+                }
+
+                /// Calls `Upload`: send the requests (`codegen.all.AllScalars`) on the returned call, then `finish` it for the response.
+                pub fn upload(
+                    &mut self,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    ::bebop_core::rpc::ClientStreamCall<'_, C, B>,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.client_stream(UPLOAD.id, options)
+                }
+
+                /// Calls `Chat`: send requests and read responses on the returned call.
+                pub fn chat(
+                    &mut self,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    ::bebop_core::rpc::DuplexCall<'_, C, B>,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.duplex(CHAT.id, options)
+                }
+            }
         }
 
         /// From `codegen_all.bop`: `struct codegen.all.KitchenSink`.

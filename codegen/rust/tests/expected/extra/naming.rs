@@ -814,6 +814,195 @@ pub mod r#type {
             pub type TalkResponse<'a> = super::Result<'a>;
             /// Every method, in declaration order.
             pub const METHODS: &[::bebop_core::MethodInfo] = &[GET, GET_, PUT, TALK];
+            /// The discovery record of this service (method 0).
+            pub const INFO: ::bebop_core::rpc::ServiceInfo<'static> =
+                ::bebop_core::rpc::ServiceInfo {
+                    name: "Api",
+                    methods: ::bebop_core::Array::from_slice(&[
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Get",
+                            method_id: 0x92a2_626a,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.String",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "get",
+                            method_id: 0x6f65_0fca,
+                            method_type: ::bebop_core::rpc::MethodType::ServerStream,
+                            request_type_url: "type.bebop.sh/type.self.Old",
+                            response_type_url: "type.bebop.sh/type.self.Vec",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Put",
+                            method_id: 0x63a4_68af,
+                            method_type: ::bebop_core::rpc::MethodType::ClientStream,
+                            request_type_url: "type.bebop.sh/type.self.Vec",
+                            response_type_url: "type.bebop.sh/type.self.Option",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "Talk",
+                            method_id: 0x0e8b_487f,
+                            method_type: ::bebop_core::rpc::MethodType::DuplexStream,
+                            request_type_url: "type.bebop.sh/type.self.Result",
+                            response_type_url: "type.bebop.sh/type.self.Result",
+                        },
+                    ]),
+                };
+
+            /// The methods of `Api`, to be implemented by the application and served by [`Server`].
+            ///
+            /// Blocking and heap-free: requests are views into the server's receive buffer, responses are encoded into its transmit buffer. An `Err` reaches the client as an `ERROR` frame with its status.
+            pub trait Handler {
+                /// Handles `Get`.
+                fn get<'a>(
+                    &'a mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: GetRequest,
+                ) -> ::core::result::Result<GetResponse<'a>, ::bebop_core::rpc::Status>;
+                /// Handles `get`.
+                ///
+                /// Send each `type.bebop.sh/type.self.Vec` on `responses`; the server ends the stream when this returns.
+                fn get_(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: GetRequest_,
+                    responses: &mut ::bebop_core::rpc::ServerStream<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status>;
+                /// Handles `Put`.
+                ///
+                /// Read each `type.bebop.sh/type.self.Vec` from `requests` with `requests.next()`.
+                fn put(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    requests: &mut ::bebop_core::rpc::RequestStream<'_>,
+                ) -> ::core::result::Result<PutResponse, ::bebop_core::rpc::Status>;
+                /// Handles `Talk`.
+                ///
+                /// Read each `type.bebop.sh/type.self.Result` with `stream.next()` and send `type.bebop.sh/type.self.Result` responses; the server ends the stream when this returns.
+                fn talk(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    stream: &mut ::bebop_core::rpc::DuplexStream<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status>;
+            }
+
+            /// Serves `Api` with a [`Handler`]: pass it to `Server::serve`; a tuple of such servers serves several services (as a service that mixes in another with `with` is served).
+            #[derive(Debug, Default)]
+            pub struct Server<H>(pub H);
+
+            impl<H: Handler> ::bebop_core::rpc::Service for Server<H> {
+                fn describe(&self, f: &mut dyn FnMut(&::bebop_core::rpc::ServiceInfo<'static>)) {
+                    f(&INFO)
+                }
+
+                fn method(&self, id: u32) -> ::core::option::Option<::bebop_core::MethodInfo> {
+                    METHODS.iter().find(|m| m.id == id).copied()
+                }
+
+                fn dispatch(
+                    &mut self,
+                    call: ::bebop_core::rpc::Call<'_>,
+                ) -> ::core::result::Result<(), ::bebop_core::rpc::Status> {
+                    match call.context().method() {
+                        GET => {
+                            let (request, ctx, reply) = call.unary::<GetRequest>()?;
+                            let response = self.0.get(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        GET_ => {
+                            let (request, ctx, mut responses) =
+                                call.server_stream::<GetRequest_>()?;
+                            self.0.get_(&ctx, request, &mut responses)?;
+                            responses.finish()
+                        }
+                        PUT => {
+                            let (ctx, mut requests) = call.client_stream();
+                            let response = self.0.put(&ctx, &mut requests)?;
+                            requests.into_reply()?.send(&response)
+                        }
+                        TALK => {
+                            let (ctx, mut stream) = call.duplex();
+                            self.0.talk(&ctx, &mut stream)?;
+                            stream.finish()
+                        }
+                        other => ::core::result::Result::Err(::bebop_core::rpc::Status::format(
+                            ::bebop_core::rpc::StatusCode::NotFound,
+                            ::core::format_args!("{} has no method {:#010x}", NAME, other.id),
+                        )),
+                    }
+                }
+            }
+
+            /// A typed blocking client of `Api` over any channel; unary responses are views into the client's receive buffer.
+            pub struct Client<C, B>(pub ::bebop_core::rpc::Client<C, B>);
+
+            impl<C: ::bebop_core::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                /// A client over `channel`, with buffers bounding the largest response
+                /// (`rx`) and request (`tx`) frame.
+                pub fn new(channel: C, rx: B, tx: B) -> Self {
+                    Client(::bebop_core::rpc::Client::new(channel, rx, tx))
+                }
+
+                /// Calls `Get`.
+                pub fn get<'s>(
+                    &'s mut self,
+                    request: &GetRequest,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<GetResponse<'s>, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(GET.id, request, options)
+                }
+
+                /// Calls `get`; read the responses (`type.self.Vec`) from the returned stream.
+                pub fn get_(
+                    &mut self,
+                    request: &GetRequest_,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    ::bebop_core::rpc::ServerStreamCall<'_, C, B>,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.server_stream(GET_.id, request, options)
+                }
+
+                /// Calls `Put`: send the requests (`type.self.Vec`) on the returned call, then `finish` it for the response.
+                pub fn put(
+                    &mut self,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    ::bebop_core::rpc::ClientStreamCall<'_, C, B>,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.client_stream(PUT.id, options)
+                }
+
+                /// Calls `Talk`: send requests and read responses on the returned call.
+                pub fn talk(
+                    &mut self,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    ::bebop_core::rpc::DuplexCall<'_, C, B>,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.duplex(TALK.id, options)
+                }
+            }
+
+            #[cfg(feature = "alloc")]
+            impl<C: ::bebop_core::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
+                /// Calls `Get` with owned types.
+                pub fn get_owned(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    super::super::super::owned::r#type::self_::String,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.unary(GET.id, request, options)
+                }
+            }
         }
 
         /// Definitions nested in `Result` (union `type.self.Result`).
