@@ -36,7 +36,7 @@ mod rpc_std;
 #[cfg(feature = "std")]
 mod stdio;
 #[cfg(feature = "std")]
-pub use rpc_std::{StdIo, SystemClock, std_channel};
+pub use rpc_std::{StdIo, SystemClock, packet_channel, std_channel};
 #[cfg(feature = "std")]
 pub use stdio::{StdWriter, system_time_to_timestamp, timestamp_to_system_time};
 

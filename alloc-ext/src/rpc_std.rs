@@ -1,10 +1,11 @@
 //! `std` glue for the blocking RPC of [`bebop_core::rpc`]: the system clock for deadlines
-//! and an adapter that lets a `StreamChannel` run over any `std::io` stream (a `TcpStream`,
-//! a `UnixStream`, a child process's pipes).
+//! and an adapter that lets a `StreamChannel` or a `PacketChannel` run over any `std::io`
+//! stream (a `TcpStream`, a `UnixStream`, a serial port's file, a child process's pipes).
 
 use std::time::SystemTime;
 
 use bebop_core::Timestamp;
+use bebop_core::rpc::link::PacketChannel;
 use bebop_core::rpc::{Clock, StreamChannel};
 
 /// The system clock as a deadline [`Clock`].
@@ -71,4 +72,52 @@ pub fn std_channel<T: std::io::Read + std::io::Write, const N: usize>(
     stream: T,
 ) -> StreamChannel<StdIo<T>, N> {
     StreamChannel::new(StdIo(stream))
+}
+
+/// Whether a socket has bytes waiting, without blocking: a non-blocking `peek`.
+fn socket_ready(
+    set_nonblocking: impl Fn(bool) -> std::io::Result<()>,
+    peek: impl Fn(&mut [u8]) -> std::io::Result<usize>,
+) -> std::io::Result<bool> {
+    set_nonblocking(true)?;
+    let mut one = [0u8; 1];
+    let result = match peek(&mut one) {
+        // A closed connection is "ready": the next read says so.
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    };
+    set_nonblocking(false)?;
+    result
+}
+
+impl embedded_io::ReadReady for StdIo<std::net::TcpStream> {
+    fn read_ready(&mut self) -> Result<bool, Self::Error> {
+        socket_ready(|on| self.0.set_nonblocking(on), |b| self.0.peek(b))
+    }
+}
+
+/// A [`PacketChannel`] (the serial link layer: COBS packets with a CRC-32) over a `std::io`
+/// stream, holding elements of up to `N` bytes: a host talking to a device over a serial
+/// port, a pty, or a socket standing in for one (QEMU's `-serial tcp:`).
+///
+/// ```
+/// use bebop::rpc::{Channel, Expect, encode_frame, FrameFlags};
+/// use std::net::{TcpListener, TcpStream};
+///
+/// let listener = TcpListener::bind("127.0.0.1:0")?;
+/// let mut device = bebop::packet_channel::<_, 64>(TcpStream::connect(listener.local_addr()?)?);
+/// let mut host = bebop::packet_channel::<_, 64>(listener.accept()?.0);
+/// let mut frame = [0u8; 32];
+/// let n = encode_frame(&mut frame, FrameFlags::END_STREAM, 1, "hi", None)?;
+/// device.send(&frame[..n])?;
+/// let mut buf = [0u8; 64];
+/// assert_eq!(host.recv(Expect::Frame, &mut buf)?, n);
+/// assert!(!host.has_incoming());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn packet_channel<T: std::io::Read + std::io::Write, const N: usize>(
+    stream: T,
+) -> PacketChannel<StdIo<T>, N> {
+    PacketChannel::new(StdIo(stream))
 }

@@ -5,6 +5,8 @@
 //!   root; the build fails with a clear message when it is missing);
 //! - `telemetry.rs` from `schemas/telemetry.bop` (the serial demo), with owned types under
 //!   `cfg(feature = "owned")` for the host program;
+//! - `device.rs` from `schemas/device.bop` (the RPC service of the serial demo), with owned
+//!   types under `cfg(feature = "owned")` for the host program;
 //! - `spec.rs` from `schemas/spec.bop` (the SPEC.md section 3 golden vector types);
 //! - `edge_cases.rs` from `schemas/edge_cases.bop` (a forward-compatible union, a recursive
 //!   message).
@@ -58,6 +60,11 @@ fn main() -> Result<(), bebop_build::Error> {
         .owned_types(true)
         .owned_cfg(Some(r#"feature = "owned""#))
         .compile(&["schemas/telemetry.bop"])?;
+    config(&out_dir, "device.rs")
+        .include("schemas")
+        .owned_types(true)
+        .owned_cfg(Some(r#"feature = "owned""#))
+        .compile(&["schemas/device.bop"])?;
     config(&out_dir, "spec.rs")
         .include("schemas")
         .compile(&["schemas/spec.bop"])?;

@@ -259,14 +259,19 @@ impl<C: Channel, B: AsMut<[u8]>> Client<C, B> {
 }
 
 /// Receives the next frame of `stream_id` into `buf`, dropping frames of other streams (late
-/// frames of an abandoned call).
+/// frames of an abandoned call) and packets damaged in transit (on a packet link nothing in
+/// them says whose they were; if one was this call's, the channel's timeout ends the wait).
 fn recv_frame<C: Channel>(
     channel: &mut C,
     buf: &mut [u8],
     stream_id: u32,
 ) -> Result<usize, ClientError> {
     loop {
-        let n = channel.recv(Expect::Frame, buf)?;
+        let n = match channel.recv(Expect::Frame, buf) {
+            Ok(n) => n,
+            Err(ChannelError::Damaged) => continue,
+            Err(e) => return Err(e.into()),
+        };
         match parse_frame_exact(&buf[..n], n) {
             Ok(f) if f.stream_id() == stream_id => return Ok(n),
             Ok(_) => continue,
@@ -338,6 +343,11 @@ impl<C: Channel, B: AsMut<[u8]>> ServerStreamCall<'_, C, B> {
                 })
                 .map_err(ClientError::Decode),
         )
+    }
+
+    /// The channel under the call (to watch or manage the link while a stream runs).
+    pub fn channel_mut(&mut self) -> &mut C {
+        &mut self.client.channel
     }
 
     /// Whether the server ended the stream.

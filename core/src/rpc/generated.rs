@@ -17,6 +17,10 @@ const _: () = ::core::assert!(
 /// Definitions of package `bebop`.
 #[allow(clippy::module_inception)]
 pub mod bebop {
+    /// Outcome of a call. 0 to 16 mean what the gRPC codes mean (6, 9, 10, 11 and 15 are
+    /// reserved); 17 to 255 are free for applications, so a receiver keeps any value it does not
+    /// know instead of rejecting the error that carries it.
+    ///
     /// From `bebop/rpc.bop`: `enum bebop.StatusCode`.
     ///
     /// `@forward_compatible`: values no member has decode to the extra variant and

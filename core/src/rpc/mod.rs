@@ -5,6 +5,7 @@
 //!   [`FrameHeader`], [`RpcError`], [`StatusCode`], discovery, batch and future records).
 //! - [`encode_frame`], [`parse_frame`], [`StreamDecoder`]: frames and call headers on the
 //!   wire, the decoder taking input in chunks of any size.
+//! - [`link`]: the serial link layer (COBS packets with a CRC-32) and [`link::PacketChannel`].
 //! - [`Status`]: a failed call's code and detail, inline.
 //! - [`Server`] and [`Service`]: a blocking server over any [`Channel`] (generated code
 //!   implements `Service` for every schema service); [`Client`]: a blocking client, whose
@@ -22,6 +23,7 @@ mod channel;
 mod client;
 mod context;
 mod frame;
+pub mod link;
 mod method;
 mod server;
 mod status;

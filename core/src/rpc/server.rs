@@ -86,6 +86,9 @@ pub enum CallOutcome {
     /// The call could not start: a refused or undecodable element (answered with an `ERROR`
     /// frame), or a stray frame where a call header belonged (dropped).
     Refused(ProtocolError),
+    /// A packet was damaged in transit where a call header belonged (on a packet link); it
+    /// was dropped unanswered, since nothing in it can be trusted.
+    Damaged,
 }
 
 /// A blocking RPC server over buffers the caller supplies: one for the call header (which
@@ -152,11 +155,7 @@ impl<'s> Server<'s> {
                 );
                 return Ok(CallOutcome::Refused(e));
             }
-            Err(ChannelError::Damaged) => {
-                return Ok(CallOutcome::Refused(ProtocolError::Incomplete {
-                    needed: 0,
-                }));
-            }
+            Err(ChannelError::Damaged) => return Ok(CallOutcome::Damaged),
             Err(e) => return Err(e),
         };
         let call_bytes = &self.call_buf[..header_len];
@@ -165,10 +164,21 @@ impl<'s> Server<'s> {
             Err(e) => {
                 // A lone END_STREAM frame where a call header belongs is a client giving up
                 // on a call that already ended (on a packet link): nothing to answer.
-                if let Ok(frame) = parse_frame_exact(call_bytes, call_bytes.len())
-                    && frame.is_end()
-                    && frame.payload.is_empty()
-                {
+                if let Ok(frame) = parse_frame_exact(call_bytes, call_bytes.len()) {
+                    if frame.is_end() && frame.payload.is_empty() {
+                        return Ok(CallOutcome::Refused(e));
+                    }
+                    // A request frame whose call header was lost (damaged on a packet link):
+                    // answered on its stream, so the client need not wait for a reply.
+                    send_error(
+                        channel,
+                        self.tx,
+                        frame.stream_id(),
+                        &Status::new(
+                            StatusCode::Unavailable,
+                            "a request frame arrived without its call header (lost in transit?)",
+                        ),
+                    );
                     return Ok(CallOutcome::Refused(e));
                 }
                 send_error(

@@ -92,13 +92,15 @@ mod hw {
     const FR_RXFE: u32 = 1 << 4;
     const FR_TXFF: u32 = 1 << 5;
     const IM_RX: u32 = 1 << 4;
+    /// Receive time-out: the FIFO holds bytes below the trigger level and the line went quiet.
+    const IM_RT: u32 = 1 << 6;
 
     pub(super) fn init() {
         RCGC1.write(RCGC1.read() | 1); // clock UART0
         CTL.write(0);
         IBRD.write(6); // 115200 baud from 12 MHz
         FBRD.write(33);
-        LCRH.write(0x60); // 8N1, FIFOs off: one interrupt per received byte
+        LCRH.write(0x70); // 8N1, FIFOs on (QEMU raises the receive interrupt from the first byte)
         ICR.write(0x7FF);
         CTL.write((1 << 9) | (1 << 8) | 1); // RXE | TXE | UARTEN
     }
@@ -117,7 +119,8 @@ mod hw {
 
     pub(super) fn enable_rx_interrupt(on: bool) {
         let im = IM.read();
-        IM.write(if on { im | IM_RX } else { im & !IM_RX });
+        let bits = IM_RX | IM_RT;
+        IM.write(if on { im | bits } else { im & !bits });
     }
 }
 
@@ -301,15 +304,32 @@ impl<const N: usize> Default for ByteRing<N> {
     }
 }
 
-static RX_RING: ByteRing<256> = ByteRing::new();
+const RX_RING_SIZE: usize = 256;
+static RX_RING: ByteRing<RX_RING_SIZE> = ByteRing::new();
 static RX_HOOK: Hook<fn(u8)> = Mutex::new(Cell::new(None));
 static RX_OVERRUNS: AtomicU32 = AtomicU32::new(0);
 static RX_BYTES: AtomicU32 = AtomicU32::new(0);
 
+/// Set when the ring filled up and the receive interrupt was switched off (flow control).
+static RX_PAUSED: AtomicBool = AtomicBool::new(false);
+
 /// Called by the interrupt dispatcher for UART0: drains the receiver.
+///
+/// Into the ring, with flow control: when the ring is full, the handler leaves the next
+/// byte in the UART and switches the receive interrupt off, so the line stops delivering (an
+/// emulated UART has no baud rate and can outrun the main loop; a real one would hold off
+/// through RTS) until [`IrqReader`] has made room.
 pub(crate) fn on_interrupt() {
     let hook = critical_section::with(|cs| RX_HOOK.borrow(cs).get());
-    while let Some(byte) = hw::try_read_byte() {
+    loop {
+        if hook.is_none() && RX_RING.len() == RX_RING_SIZE {
+            hw::enable_rx_interrupt(false);
+            RX_PAUSED.store(true, Ordering::Release);
+            return;
+        }
+        let Some(byte) = hw::try_read_byte() else {
+            return;
+        };
         RX_BYTES.fetch_add(1, Ordering::Relaxed);
         match hook {
             Some(hook) => hook(byte),
@@ -322,22 +342,39 @@ pub(crate) fn on_interrupt() {
     }
 }
 
+/// After bytes were taken from the ring: resumes reception if it was paused.
+fn resume_if_paused() {
+    if RX_PAUSED.load(Ordering::Acquire) {
+        RX_PAUSED.store(false, Ordering::Release);
+        start_rx_interrupts();
+    }
+}
+
 /// Bytes received in interrupt context so far.
 pub fn rx_bytes() -> u32 {
     RX_BYTES.load(Ordering::Relaxed)
 }
 
-/// Bytes dropped because [`IrqReader`]'s ring was full.
+/// Bytes dropped because a hook could not take them, or the ring was full (with flow
+/// control, which [`IrqReader`] has, this stays 0).
 pub fn rx_overruns() -> u32 {
     RX_OVERRUNS.load(Ordering::Relaxed)
+}
+
+/// Enables the receive interrupt, and runs its handler once: a byte that arrived before
+/// (while the UART was being set up) raised no interrupt the handler saw, and with the
+/// receiver's one-byte holding register full the emulated line would deliver nothing more.
+fn start_rx_interrupts() {
+    hw::enable_rx_interrupt(true);
+    irq::enable(Irq::Uart0);
+    irq::pend(Irq::Uart0);
 }
 
 impl UartRx {
     /// Switches to interrupt-driven reception into a 256-byte lock-free ring.
     pub fn into_irq_reader(self) -> IrqReader {
         critical_section::with(|cs| RX_HOOK.borrow(cs).set(None));
-        hw::enable_rx_interrupt(true);
-        irq::enable(Irq::Uart0);
+        start_rx_interrupts();
         IrqReader { _owned: () }
     }
 
@@ -345,8 +382,7 @@ impl UartRx {
     /// interrupt context (with interrupts of the same priority held off).
     pub fn listen(self, hook: fn(u8)) {
         critical_section::with(|cs| RX_HOOK.borrow(cs).set(Some(hook)));
-        hw::enable_rx_interrupt(true);
-        irq::enable(Irq::Uart0);
+        start_rx_interrupts();
     }
 }
 
@@ -359,7 +395,9 @@ pub struct IrqReader {
 impl IrqReader {
     /// Takes one byte if one is waiting, without blocking.
     pub fn try_read_byte(&mut self) -> Option<u8> {
-        RX_RING.pop()
+        let byte = RX_RING.pop();
+        resume_if_paused();
+        byte
     }
 }
 
@@ -384,16 +422,16 @@ impl embedded_io::Read for IrqReader {
                 }
             }
             if n > 0 {
+                resume_if_paused();
                 return Ok(n);
             }
-            // Sleep until an interrupt (a received byte, or the clock tick) wakes us. The
-            // ring is checked again before sleeping with interrupts off, so a byte that
-            // arrived between the check and the WFI cannot be missed.
-            cortex_m::interrupt::free(|_| {
-                if RX_RING.is_empty() {
-                    cortex_m::asm::wfi();
-                }
-            });
+            // Sleep until an interrupt (a received byte, or the clock tick) wakes us. Not in
+            // a critical section: QEMU's WFI does not wake for an interrupt that PRIMASK
+            // holds pending, which limited reception to about one byte per clock tick. A
+            // byte landing between the check and the WFI waits for the next tick (1 ms).
+            if RX_RING.is_empty() {
+                cortex_m::asm::wfi();
+            }
         }
     }
 }
@@ -401,5 +439,51 @@ impl embedded_io::Read for IrqReader {
 impl embedded_io::ReadReady for IrqReader {
     fn read_ready(&mut self) -> Result<bool, Infallible> {
         Ok(!RX_RING.is_empty())
+    }
+}
+
+/// UART0 as one full-duplex line for an RPC link: blocking writes, and reads from the ring
+/// that the receive interrupt fills ([`IrqReader`]), with `ReadReady` so a server can look
+/// for incoming bytes without blocking. Implements `embedded_io::{Read, Write, ReadReady}`,
+/// what `bebop_core::rpc::link::PacketChannel` needs.
+#[derive(Debug)]
+pub struct SerialLine {
+    tx: UartTx,
+    rx: IrqReader,
+}
+
+impl SerialLine {
+    /// UART0 with interrupt-driven reception into the ring.
+    pub fn new(uart: Uart) -> Self {
+        let (tx, rx) = uart.split();
+        SerialLine {
+            tx,
+            rx: rx.into_irq_reader(),
+        }
+    }
+}
+
+impl embedded_io::ErrorType for SerialLine {
+    type Error = Infallible;
+}
+
+impl embedded_io::Read for SerialLine {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+        self.rx.read(buf)
+    }
+}
+
+impl embedded_io::ReadReady for SerialLine {
+    fn read_ready(&mut self) -> Result<bool, Infallible> {
+        self.rx.read_ready()
+    }
+}
+
+impl embedded_io::Write for SerialLine {
+    fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+        self.tx.write(buf)
+    }
+    fn flush(&mut self) -> Result<(), Infallible> {
+        self.tx.flush()
     }
 }

@@ -1,59 +1,66 @@
-//! The serial demo's firmware (both machines).
+//! The serial demo's firmware (both machines): a Bebop RPC server on UART0, without a heap.
 //!
-//! Streams `Telemetry` records over UART0, one frame each (see `serial-link` for the
-//! framing), on stream 1. Record 3 goes out with one byte damaged and record 6 cut in half, on
-//! purpose, so the host can show that it notices and recovers. Frames from the host arrive
-//! through the UART receive interrupt into a `SharedLink`; a `DeviceConfig` on stream 2 is
-//! applied (interval, label, temperature offset) and answered with a `ConfigAck`. Once the
-//! new configuration has been in force for [`RECORDS_AFTER_CONFIG`] records, a
-//! `StreamSummary` frame with `END_STREAM` closes the stream and the firmware exits with
-//! status 0. Without a configuration after [`MAX_RECORDS`] records it exits with status 1.
+//! It serves the `Device` service of `schemas/device.bop` (generated at build time into
+//! `target-schema`) with `bebop_core::rpc::Server` over a
+//! `bebop_core::rpc::link::PacketChannel`: every call header and frame in its own COBS packet
+//! with a CRC-32. The UART receive interrupt fills a lock-free ring that the channel reads;
+//! the deadline clock and the link counters are shared through `critical-section`. The device
+//! serves until QEMU is stopped; a panic exits with status 1.
 #![no_std]
 #![no_main]
 #![forbid(unsafe_code)]
 
-mod schema {
-    //! The types of the demo's schema, generated from `schemas/telemetry.bop` (see
-    //! `target-schema`'s `telemetry` module).
-    pub use target_schema::telemetry::{
-        CONFIG_STREAM, ConfigAck, DeviceConfig, SensorStatus, StreamSummary, TELEMETRY_STREAM,
-        Telemetry,
-    };
-}
+use core::cell::Cell;
 
+use bebop_core::Timestamp;
+use bebop_core::rpc::link::{LinkCounters, PacketChannel};
+use bebop_core::rpc::{
+    CallContext, CallOutcome, CancelFlag, ChannelError, Clock, HEADER_SIZE, Server, ServerStream,
+    Status, StatusCode,
+};
 use cortex_m_rt::entry;
-use embedded_io::Write;
+use critical_section::Mutex;
 use qemu_board::clock;
 use qemu_board::semihosting::hprintln;
-use qemu_board::uart::{Uart, UartTx};
-use serial_link::{FrameFlags, SharedLink, cobs, encode_frame, max_wire_len};
-
-use crate::schema::{
-    CONFIG_STREAM, ConfigAck, DeviceConfig, SensorStatus, StreamSummary, TELEMETRY_STREAM,
-    Telemetry,
+use qemu_board::uart::{self, SerialLine, Uart};
+use target_schema::device::bebop::Empty;
+use target_schema::device::device::{
+    Blob, Config, DeviceInfo, SensorStatus, Telemetry, TelemetryRequest, device,
 };
 
-/// The record sent with a damaged byte.
-const CORRUPT_SEQ: u32 = 3;
-/// The record sent cut in half.
-const TRUNCATE_SEQ: u32 = 6;
-/// Records to send under a received configuration before ending the stream.
-const RECORDS_AFTER_CONFIG: u32 = 6;
-/// Give up when no configuration arrived after this many records.
-const MAX_RECORDS: u32 = 200;
+/// The largest frame payload accepted: a 1 KiB `Echo` and its length prefix, with room.
+const MAX_PAYLOAD: usize = 1088;
+/// The largest element (frame header, payload, cursor) either way.
+const MAX_ELEMENT: usize = HEADER_SIZE + MAX_PAYLOAD + 8;
+/// The largest call header (its metadata included).
+const MAX_CALL_HEADER: usize = 192;
 /// The longest label a configuration may set.
 const LABEL_CAP: usize = 24;
-const RX_FRAME: usize = 128;
-const WIRE: usize = max_wire_len(96);
 
-/// Frames from the host: fed byte by byte by the UART0 receive interrupt, drained here.
-static LINK: SharedLink<RX_FRAME, 4> = SharedLink::new();
+/// Unix milliseconds at `clock::millis() == 0`, set by `SetConfig`'s `unix_time_ms`.
+static CLOCK_BASE_MS: Mutex<Cell<i64>> = Mutex::new(Cell::new(0));
+/// What the link had counted when the last call ended (`GetInfo` reports it).
+static LINK: Mutex<Cell<LinkCounters>> = Mutex::new(Cell::new(LinkCounters {
+    packets: 0,
+    damaged: 0,
+    too_large: 0,
+    sent: 0,
+}));
+/// Raised to end a stream early; the server also raises it when the client sends something
+/// during a stream.
+static CANCEL: CancelFlag = CancelFlag::new();
 
-fn on_rx_byte(byte: u8) {
-    LINK.feed(byte);
+/// The device's clock: the host's wall clock as of the last `SetConfig`, advanced by SysTick.
+struct DeviceClock;
+
+impl Clock for DeviceClock {
+    fn now(&self) -> Timestamp {
+        let base = critical_section::with(|cs| CLOCK_BASE_MS.borrow(cs).get());
+        Timestamp::from_unix_millis(base + i64::from(clock::millis()))
+    }
 }
 
-/// The settings a `DeviceConfig` changes.
+/// The settings `SetConfig` changes.
 struct Settings {
     version: u32,
     interval_ms: u32,
@@ -67,24 +74,36 @@ impl Settings {
         core::str::from_utf8(&self.label[..self.label_len]).unwrap_or("?")
     }
 
-    /// Applies `cfg` when every present field is acceptable; otherwise changes nothing and
-    /// says why.
-    fn apply(&mut self, cfg: &DeviceConfig<'_>) -> Result<(), &'static str> {
-        if let Some(ms) = cfg.interval_ms {
-            if !(10..=5000).contains(&ms) {
-                return Err("interval_ms must be 10..=5000");
-            }
+    /// Checks every present field; changes nothing unless all are acceptable.
+    fn apply(&mut self, cfg: &Config<'_>) -> Result<(), Status> {
+        let invalid = |why: &str| Status::new(StatusCode::InvalidArgument, why);
+        if let Some(ms) = cfg.interval_ms
+            && !(1..=5000).contains(&ms)
+        {
+            return Err(Status::format(
+                StatusCode::InvalidArgument,
+                format_args!("interval_ms must be 1..=5000, not {ms}"),
+            ));
         }
-        if let Some(label) = cfg.label {
-            if label.len() > LABEL_CAP {
-                return Err("label longer than 24 bytes");
-            }
+        if let Some(label) = cfg.label
+            && label.len() > LABEL_CAP
+        {
+            return Err(invalid("label longer than 24 bytes"));
         }
-        if let Some(offset) = cfg.temperature_offset_c {
-            if !(-50.0..=50.0).contains(&offset) {
-                return Err("temperature_offset_c must be within 50 degrees");
-            }
+        if let Some(offset) = cfg.temperature_offset_c
+            && !(-50.0..=50.0).contains(&offset)
+        {
+            return Err(invalid("temperature_offset_c must be within 50 degrees"));
         }
+        let clock_base = match cfg.unix_time_ms {
+            Some(ms) => Some(
+                i64::try_from(ms)
+                    .ok()
+                    .and_then(|ms| ms.checked_sub(i64::from(clock::millis())))
+                    .ok_or_else(|| invalid("unix_time_ms out of range"))?,
+            ),
+            None => None,
+        };
         if let Some(v) = cfg.version {
             self.version = v;
         }
@@ -98,11 +117,21 @@ impl Settings {
         if let Some(offset) = cfg.temperature_offset_c {
             self.temperature_offset_c = offset;
         }
+        if let Some(base) = clock_base {
+            critical_section::with(|cs| CLOCK_BASE_MS.borrow(cs).set(base));
+        }
         Ok(())
     }
 }
 
-/// A made-up but plausible sensor reading for record `seq`.
+/// The `Device` service.
+struct DeviceHandler {
+    settings: Settings,
+    calls: u32,
+}
+
+/// A made-up but plausible sensor reading for record `seq`: the same whenever it is sent
+/// (but for the uptime), so a resumed stream can be checked.
 fn reading<'s>(seq: u32, settings: &'s Settings) -> Telemetry<'s> {
     let wobble = (seq % 8) as f32 * 0.125;
     Telemetry {
@@ -111,7 +140,7 @@ fn reading<'s>(seq: u32, settings: &'s Settings) -> Telemetry<'s> {
         temperature_c: 21.5 + wobble + settings.temperature_offset_c,
         humidity_pct: 40.0 + (seq % 5) as f32,
         accel_mg: [(seq % 7) as i16 * 3 - 9, 12 - (seq % 5) as i16 * 6, 1000],
-        battery_mv: 3300u16.saturating_sub(seq as u16),
+        battery_mv: 3300u16.saturating_sub((seq % 1000) as u16),
         status: if seq <= 2 {
             SensorStatus::Warming
         } else {
@@ -122,64 +151,98 @@ fn reading<'s>(seq: u32, settings: &'s Settings) -> Telemetry<'s> {
     }
 }
 
-fn send(tx: &mut UartTx, wire: &[u8]) {
-    // UartTx's error type is Infallible.
-    let _ = tx.write_all(wire);
+/// Waits `ms` milliseconds, ending early (with the stream's status) when the client gives
+/// up, the cancel flag is raised or the deadline passes.
+fn pause(ms: u32, responses: &mut ServerStream<'_>) -> Result<(), Status> {
+    let from = clock::millis();
+    loop {
+        responses.check()?;
+        if clock::millis().wrapping_sub(from) >= ms {
+            return Ok(());
+        }
+        cortex_m::asm::wfi();
+    }
 }
 
-/// Takes the frames the interrupt handler queued; applies configurations and acknowledges
-/// them. Returns true when a configuration was applied.
-fn serve_host(tx: &mut UartTx, settings: &mut Settings) -> bool {
-    let mut applied = false;
-    let mut buf = [0u8; RX_FRAME];
-    while let Some(frame) = LINK.pop_into(&mut buf) {
-        if frame.header.stream_id != CONFIG_STREAM {
-            hprintln!("[fw] ignoring a frame on stream {}", frame.header.stream_id);
-            continue;
-        }
-        let stats = LINK.stats();
-        let ack = match frame.decode::<DeviceConfig<'_>>() {
-            Ok(cfg) => match settings.apply(&cfg) {
-                Ok(()) => {
-                    applied = true;
-                    hprintln!(
-                        "[fw] applied DeviceConfig v{}: interval {} ms, label \"{}\", offset {} C",
-                        settings.version,
-                        settings.interval_ms,
-                        settings.label(),
-                        settings.temperature_offset_c
-                    );
-                    ConfigAck {
-                        version: Some(settings.version),
-                        accepted: Some(true),
-                        detail: Some("applied"),
-                        frames_received: Some(stats.frames),
-                        frames_rejected: Some(stats.rejected()),
-                    }
-                }
-                Err(why) => ConfigAck {
-                    version: cfg.version,
-                    accepted: Some(false),
-                    detail: Some(why),
-                    frames_received: Some(stats.frames),
-                    frames_rejected: Some(stats.rejected()),
-                },
-            },
-            Err(_) => ConfigAck {
-                version: None,
-                accepted: Some(false),
-                detail: Some("payload is not a DeviceConfig"),
-                frames_received: Some(stats.frames),
-                frames_rejected: Some(stats.rejected()),
-            },
-        };
-        let mut wire = [0u8; WIRE];
-        match encode_frame(FrameFlags::END_STREAM, CONFIG_STREAM, &ack, None, &mut wire) {
-            Ok(n) => send(tx, &wire[..n]),
-            Err(_) => hprintln!("[fw] ConfigAck does not fit its buffer"),
-        }
+impl device::Handler for DeviceHandler {
+    fn get_info<'a>(
+        &'a mut self,
+        _ctx: &CallContext<'_>,
+        _request: Empty,
+    ) -> Result<DeviceInfo<'a>, Status> {
+        let link = critical_section::with(|cs| LINK.borrow(cs).get());
+        Ok(DeviceInfo {
+            model: "bebop-demo-sensor",
+            firmware: env!("CARGO_PKG_VERSION"),
+            machine: qemu_board::MACHINE,
+            cpu: qemu_board::CPU,
+            uptime_ms: clock::millis(),
+            config_version: self.settings.version,
+            max_payload: MAX_PAYLOAD as u32,
+            packets_received: link.packets,
+            packets_damaged: link.damaged,
+            packets_refused: link.too_large,
+            rx_overruns: uart::rx_overruns(),
+            calls: self.calls,
+        })
     }
-    applied
+
+    fn set_config<'a>(
+        &'a mut self,
+        _ctx: &CallContext<'_>,
+        request: Config<'a>,
+    ) -> Result<Config<'a>, Status> {
+        self.settings.apply(&request)?;
+        hprintln!(
+            "[fw] config v{}: interval {} ms, label \"{}\", offset {} C",
+            self.settings.version,
+            self.settings.interval_ms,
+            self.settings.label(),
+            self.settings.temperature_offset_c
+        );
+        let s = &self.settings;
+        Ok(Config {
+            version: Some(s.version),
+            interval_ms: Some(s.interval_ms),
+            label: Some(s.label()),
+            temperature_offset_c: Some(s.temperature_offset_c),
+            unix_time_ms: u64::try_from(DeviceClock.now().unix_millis()).ok(),
+        })
+    }
+
+    fn stream_telemetry(
+        &mut self,
+        ctx: &CallContext<'_>,
+        request: TelemetryRequest,
+        responses: &mut ServerStream<'_>,
+    ) -> Result<(), Status> {
+        let count = request.count.unwrap_or(0);
+        if !(1..=100_000).contains(&count) {
+            return Err(Status::format(
+                StatusCode::InvalidArgument,
+                format_args!("count must be 1..=100000, not {count}"),
+            ));
+        }
+        let after = u32::try_from(ctx.cursor()).unwrap_or(u32::MAX);
+        hprintln!(
+            "[fw] telemetry: records {}..={}",
+            after.saturating_add(1),
+            count
+        );
+        for seq in after.saturating_add(1)..=count {
+            pause(self.settings.interval_ms, responses)?;
+            responses.send_with_cursor(&reading(seq, &self.settings), u64::from(seq))?;
+        }
+        Ok(())
+    }
+
+    fn echo<'a>(
+        &'a mut self,
+        _ctx: &CallContext<'_>,
+        request: Blob<'a>,
+    ) -> Result<Blob<'a>, Status> {
+        Ok(request)
+    }
 }
 
 #[entry]
@@ -191,106 +254,54 @@ fn main() -> ! {
     let Some(uart) = Uart::take() else {
         qemu_board::exit(false)
     };
-    let (mut tx, rx) = uart.split();
-    rx.listen(on_rx_byte);
     hprintln!(
-        "[fw] demo firmware on {} ({}): telemetry on UART0, stream {}",
+        "[fw] Device service on {} ({}), UART0, packets up to {} bytes",
         qemu_board::MACHINE,
         qemu_board::CPU,
-        TELEMETRY_STREAM
+        MAX_ELEMENT
     );
-    // A lone zero ends whatever a receiver may have collected before we started.
-    send(&mut tx, &[0]);
-
+    let mut channel = PacketChannel::<_, MAX_ELEMENT>::new(SerialLine::new(uart));
+    let mut call = [0u8; MAX_CALL_HEADER];
+    let mut rx = [0u8; MAX_ELEMENT];
+    let mut tx = [0u8; MAX_ELEMENT];
+    let mut server = Server::new(&DeviceClock, &CANCEL, &mut call, &mut rx, &mut tx);
     let mut settings = Settings {
         version: 1,
-        interval_ms: 100,
+        interval_ms: 50,
         label: [0; LABEL_CAP],
-        label_len: 0,
+        label_len: 7,
         temperature_offset_c: 0.0,
     };
     settings.label[..7].copy_from_slice(b"factory");
-    settings.label_len = 7;
-
-    let mut damaged = 0;
-    let mut after_config: Option<u32> = None;
-    let mut seq = 0;
-    let success = loop {
-        seq += 1;
-        let record = reading(seq, &settings);
-        let mut wire = [0u8; WIRE];
-        let n = match encode_frame(FrameFlags::NONE, TELEMETRY_STREAM, &record, None, &mut wire) {
-            Ok(n) => n,
-            Err(_) => {
-                hprintln!("[fw] record {} does not fit its buffer", seq);
-                break false;
+    let mut service = device::Server(DeviceHandler { settings, calls: 0 });
+    loop {
+        let outcome = server.serve_one(&mut channel, &mut service);
+        service.0.calls = service.0.calls.wrapping_add(1);
+        let counters = channel.counters();
+        critical_section::with(|cs| LINK.borrow(cs).set(counters));
+        match outcome {
+            // Echo is the round-trip benchmark: not logged.
+            Ok(CallOutcome::Ok { method_id }) if method_id == device::ECHO.id => {}
+            Ok(CallOutcome::Ok { method_id }) => hprintln!("[fw] call {:#010x}: ok", method_id),
+            Ok(CallOutcome::Failed { method_id, code }) => {
+                hprintln!("[fw] call {:#010x}: {}", method_id, status_name(code))
             }
-        };
-        if seq == CORRUPT_SEQ {
-            // Flip bits of one content byte in the middle of the payload, past the header.
-            if let Some(i) = cobs::data_byte_at_or_after(&wire[..n - 1], n / 2) {
-                wire[i] ^= if wire[i] == 0x5A { 0xA5 } else { 0x5A };
+            Ok(CallOutcome::Cancelled { method_id }) => {
+                hprintln!("[fw] call {:#010x}: cancelled by the client", method_id)
             }
-            damaged += 1;
-            hprintln!("[fw] record {}: sending it with one byte damaged", seq);
-            send(&mut tx, &wire[..n]);
-        } else if seq == TRUNCATE_SEQ {
-            damaged += 1;
-            hprintln!(
-                "[fw] record {}: sending only its first {} of {} bytes",
-                seq,
-                n / 2,
-                n
-            );
-            send(&mut tx, &wire[..n / 2]);
-            send(&mut tx, &[0]);
-        } else {
-            send(&mut tx, &wire[..n]);
-        }
-
-        if serve_host(&mut tx, &mut settings) {
-            after_config = Some(0);
-        }
-        if let Some(count) = after_config.as_mut() {
-            *count += 1;
-            if *count > RECORDS_AFTER_CONFIG {
-                break true;
+            Ok(CallOutcome::Refused(e)) => hprintln!("[fw] refused: {}", e),
+            Ok(CallOutcome::Damaged) => hprintln!("[fw] dropped a damaged packet"),
+            Err(ChannelError::Closed | ChannelError::Io) => {
+                hprintln!("[fw] the line is gone");
+                qemu_board::exit(false)
             }
+            Err(e) => hprintln!("[fw] link: {}", e),
         }
-        if seq >= MAX_RECORDS {
-            hprintln!("[fw] no configuration after {} records: giving up", seq);
-            break false;
-        }
-        clock::delay_ms(settings.interval_ms);
-    };
-
-    let summary = StreamSummary {
-        records_sent: Some(seq),
-        records_damaged: Some(damaged),
-        config_version: Some(settings.version),
-    };
-    let mut wire = [0u8; WIRE];
-    if let Ok(n) = encode_frame(
-        FrameFlags::END_STREAM,
-        TELEMETRY_STREAM,
-        &summary,
-        None,
-        &mut wire,
-    ) {
-        send(&mut tx, &wire[..n]);
     }
-    let stats = LINK.stats();
-    hprintln!(
-        "[fw] done: {} records sent ({} damaged on purpose); received {} bytes, {} good frames, {} rejected",
-        seq,
-        damaged,
-        stats.bytes,
-        stats.frames,
-        stats.rejected()
-    );
-    // Give QEMU a moment to push the last bytes out of its socket.
-    clock::delay_ms(50);
-    qemu_board::exit(success)
+}
+
+fn status_name(code: StatusCode) -> &'static str {
+    bebop_core::rpc::status_name(code)
 }
 
 #[panic_handler]

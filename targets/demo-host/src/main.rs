@@ -1,69 +1,73 @@
-//! The host side of the serial demo.
+//! The host side of the serial demo: a Bebop RPC client talking to the device firmware over
+//! its UART.
 //!
-//! Starts the demo firmware in QEMU (or connects to a QEMU already running), reads the
-//! emulated UART0 as a stream of frames (`serial-link`: COBS of the 9-byte RPC frame header,
-//! a Bebop payload and a CRC-32, each ending with `0x00`), decodes and prints every telemetry
-//! record, reports the frames that arrive damaged or cut short and carries on with the next,
-//! and after a few records sends a `DeviceConfig` back (a deliberately damaged copy first),
-//! which the firmware applies and acknowledges.
+//! Starts the demo firmware in QEMU (or connects to a QEMU already running) and calls its
+//! `Device` service through the client generated from `schemas/device.bop`, over
+//! `bebop_core::rpc::link::PacketChannel` (COBS packets with a CRC-32). It discovers the
+//! service, calls every method, pulls the cable in the middle of `StreamTelemetry` and
+//! resumes from the last cursor, and sends what a bad line or a bad client sends: a call whose
+//! deadline has passed, an unknown method, a damaged packet, frames larger than the device's
+//! buffer. Then it times `Echo` round trips.
 //!
 //! ```text
 //! demo-host --kernel PATH [--machine lm3s6965evb|microbit] [--check] [--timeout SECS]
 //! demo-host --connect 127.0.0.1:PORT [--check]
 //! ```
 //!
-//! With `--check` the program verifies the whole exchange (what arrived, what was rejected,
-//! the acknowledgement, the records under the new configuration, the firmware's exit status)
-//! and exits non-zero on any failure: this is what `scripts/qemu` runs.
+//! With `--check` every step is verified and the program exits non-zero on any failure:
+//! `scripts/qemu` runs it so on both machines.
 #![forbid(unsafe_code)]
 
-mod schema;
+mod line;
+mod qemu;
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use bebop::Decode;
-use serial_link::{Deframer, Frame, FrameError, FrameFlags, cobs, encode_frame, max_wire_len};
-
-use crate::schema::{
-    CONFIG_STREAM, ConfigAck, DeviceConfig, StreamSummary, TELEMETRY_STREAM, Telemetry,
+use bebop::rpc::link::{PacketChannel, encode_packet, max_packet_len};
+use bebop::rpc::{
+    CallHeader, CallOptions, Channel, ClientError, DiscoveryResponse, Empty, Expect, FrameFlags,
+    MethodType, RpcError, Status, StatusCode, encode_call_header, encode_frame, parse_frame_exact,
 };
+use bebop::{SystemClock, rpc::Clock};
+use target_schema::device::bebop::Empty as DeviceEmpty;
+use target_schema::device::device::{
+    Blob, Config, SensorStatus, Telemetry, TelemetryRequest, device as svc,
+};
+
+use crate::line::Line;
+use crate::qemu::Qemu;
 
 const USAGE: &str = "\
 usage: demo-host --kernel FIRMWARE.elf [--machine lm3s6965evb|microbit] [--qemu PROGRAM]
-                 [--check] [--timeout SECONDS] [--config-after SEQ]
-       demo-host --connect HOST:PORT [--check] [--timeout SECONDS]
+                 [--check] [--timeout SECONDS] [--echo-calls N]
+       demo-host --connect HOST:PORT [--check] [--timeout SECONDS] [--echo-calls N]
 
-  --kernel        the demo firmware to run in QEMU (thumbv7m for lm3s6965evb, thumbv6m for microbit)
-  --machine       QEMU machine (default lm3s6965evb)
-  --connect       talk to a QEMU started by hand with -serial tcp:HOST:PORT,server=on
-  --check         verify the exchange and exit non-zero on any failure
-  --timeout       give up after this many seconds (default 60)
-  --config-after  send the DeviceConfig once this telemetry record has arrived (default 8)";
+  --kernel      the demo firmware to run in QEMU (thumbv7m for lm3s6965evb, thumbv6m for microbit)
+  --machine     QEMU machine (default lm3s6965evb)
+  --connect     talk to a QEMU started by hand with -serial tcp:HOST:PORT,server=on
+  --check       verify every step and exit non-zero on any failure
+  --timeout     give up after this many seconds (default 120)
+  --echo-calls  Echo round trips timed per payload size (default 200)";
 
-/// The configuration the host sends.
-fn new_config() -> DeviceConfig {
-    DeviceConfig {
-        version: Some(2),
-        interval_ms: Some(40),
-        label: Some("tuned-by-host".into()),
-        temperature_offset_c: Some(-0.5),
-    }
-}
+/// The host's buffers: larger than the device's, so that the host can send what the device
+/// must refuse.
+const HOST_BUF: usize = 4400;
+/// Records the telemetry stream is asked for.
+const RECORDS: u32 = 30;
+/// The record after which the cable is pulled.
+const CUT_AFTER: u32 = 10;
 
-struct Args {
+pub(crate) struct Args {
     kernel: Option<PathBuf>,
     machine: String,
     qemu: String,
     connect: Option<String>,
     check: bool,
     timeout: Duration,
-    config_after: u32,
+    echo_calls: u32,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -73,8 +77,8 @@ fn parse_args() -> Result<Args, String> {
         qemu: "qemu-system-arm".into(),
         connect: None,
         check: false,
-        timeout: Duration::from_secs(60),
-        config_after: 8,
+        timeout: Duration::from_secs(120),
+        echo_calls: 200,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -90,9 +94,9 @@ fn parse_args() -> Result<Args, String> {
                 let secs: u64 = v.parse().map_err(|_| format!("bad --timeout {v:?}"))?;
                 args.timeout = Duration::from_secs(secs);
             }
-            "--config-after" => {
-                let v = value("--config-after")?;
-                args.config_after = v.parse().map_err(|_| format!("bad --config-after {v:?}"))?;
+            "--echo-calls" => {
+                let v = value("--echo-calls")?;
+                args.echo_calls = v.parse().map_err(|_| format!("bad --echo-calls {v:?}"))?;
             }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
@@ -107,531 +111,617 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// QEMU running the firmware, with its console (semihosting) output echoed and kept.
-struct Qemu {
-    child: Child,
-    console: Arc<Mutex<Vec<String>>>,
-    echoes: Vec<thread::JoinHandle<()>>,
-}
+type DeviceClient = svc::Client<PacketChannel<Line, HOST_BUF>, Vec<u8>>;
 
-impl Qemu {
-    /// Binds a port, starts QEMU with UART0 connected to it, and accepts the connection.
-    fn start(args: &Args, kernel: &PathBuf) -> Result<(Qemu, TcpStream), String> {
-        let listener =
-            TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding a local port: {e}"))?;
-        let port = listener
-            .local_addr()
-            .map_err(|e| format!("local port: {e}"))?
-            .port();
-        let mut cmd = Command::new(&args.qemu);
-        cmd.args(["-machine", &args.machine]);
-        if args.machine == "lm3s6965evb" {
-            cmd.args(["-cpu", "cortex-m3"]);
-        }
-        cmd.args([
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-serial",
-            &format!("tcp:127.0.0.1:{port}"),
-            "-kernel",
-        ])
-        .arg(kernel)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("starting {}: {e}", args.qemu))?;
-        let console = Arc::new(Mutex::new(Vec::new()));
-        let mut echoes = Vec::new();
-        if let Some(out) = child.stdout.take() {
-            echoes.push(echo(out, console.clone()));
-        }
-        if let Some(err) = child.stderr.take() {
-            echoes.push(echo(err, console.clone()));
-        }
-        let mut qemu = Qemu {
-            child,
-            console,
-            echoes,
-        };
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| format!("listener: {e}"))?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let stream = loop {
-            match listener.accept() {
-                Ok((stream, _)) => break stream,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    if let Ok(Some(status)) = qemu.child.try_wait() {
-                        qemu.join_echoes();
-                        return Err(format!("QEMU exited ({status}) before connecting its UART"));
-                    }
-                    if Instant::now() > deadline {
-                        qemu.kill();
-                        return Err("QEMU did not connect its UART within 10 s".into());
-                    }
-                    thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) => {
-                    qemu.kill();
-                    return Err(format!("accepting QEMU's connection: {e}"));
-                }
-            }
-        };
-        stream
-            .set_nonblocking(false)
-            .map_err(|e| format!("socket: {e}"))?;
-        println!(
-            "QEMU {} is running {} with UART0 on 127.0.0.1:{port}",
-            args.machine,
-            kernel.display()
-        );
-        Ok((qemu, stream))
-    }
-
-    /// Waits up to `limit` for QEMU to exit; kills it after that.
-    fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + limit;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => {
-                    self.join_echoes();
-                    return Some(status);
-                }
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-                _ => {
-                    self.kill();
-                    return None;
-                }
-            }
-        }
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.join_echoes();
-    }
-
-    fn join_echoes(&mut self) {
-        for handle in self.echoes.drain(..) {
-            let _ = handle.join();
-        }
-    }
-}
-
-/// Prints every line QEMU writes (the firmware's semihosting console) and keeps it.
-fn echo(pipe: impl Read + Send + 'static, keep: Arc<Mutex<Vec<String>>>) -> thread::JoinHandle<()> {
-    thread::spawn(move || {
-        for line in BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            // QEMU's own remark when the Stellaris board's unused timers are reset.
-            if line.starts_with("Timer with period zero") {
-                continue;
-            }
-            println!("  firmware | {line}");
-            if let Ok(mut lines) = keep.lock() {
-                lines.push(line);
-            }
-        }
-    })
-}
-
-/// What the host saw.
+/// The checks of one run: each passes or fails with what was seen.
 #[derive(Default)]
-struct Report {
-    records: Vec<Telemetry>,
-    missing: Vec<u32>,
-    corrupted: u32,
-    truncated: u32,
-    other_frame_errors: u32,
-    payload_errors: u32,
-    config_sent_after: Option<u32>,
-    ack: Option<ConfigAck>,
-    /// Index into `records` of the first record after the acknowledgement.
-    first_record_after_ack: Option<usize>,
-    summary: Option<StreamSummary>,
-    end_of_stream: bool,
-    timed_out: bool,
-    io_error: Option<String>,
+struct Checks {
+    passed: u32,
+    failed: Vec<String>,
 }
 
-struct Session<'s> {
-    stream: &'s mut TcpStream,
-    config_after: u32,
-    report: Report,
-    /// Bytes of the frame being received, for the messages.
-    frame_bytes: usize,
-}
-
-impl Session<'_> {
-    fn run(&mut self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        let _ = self
-            .stream
-            .set_read_timeout(Some(Duration::from_millis(100)));
-        let mut deframer = Deframer::<1024>::new();
-        let mut buf = [0u8; 512];
-        while !self.report.end_of_stream {
-            if Instant::now() > deadline {
-                self.report.timed_out = true;
-                println!(
-                    "!! no end of stream after {} s: giving up",
-                    timeout.as_secs()
-                );
-                return;
-            }
-            let n = match self.stream.read(&mut buf) {
-                Ok(0) => {
-                    println!("-- the firmware closed the serial line");
-                    return;
-                }
-                Ok(n) => n,
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    continue;
-                }
-                Err(e) => {
-                    self.report.io_error = Some(e.to_string());
-                    println!("!! serial line error: {e}");
-                    return;
-                }
-            };
-            for &byte in &buf[..n] {
-                self.frame_bytes += 1;
-                if let Some(result) = deframer.push(byte) {
-                    let wire = self.frame_bytes;
-                    self.frame_bytes = 0;
-                    match result {
-                        Ok(frame) => self.on_frame(&frame, wire),
-                        Err(e) => self.on_bad_frame(&e, wire),
-                    }
-                } else if byte == 0 {
-                    self.frame_bytes = 0;
-                }
-            }
-        }
-    }
-
-    fn on_bad_frame(&mut self, e: &FrameError, wire: usize) {
-        match e {
-            FrameError::Corrupted { .. } => self.report.corrupted += 1,
-            FrameError::Truncated { .. } => self.report.truncated += 1,
-            _ => self.report.other_frame_errors += 1,
-        }
-        println!("✗  frame rejected ({wire} bytes on the wire): {e}");
-        println!("   ↳ skipped; reading resumes after its 0x00 delimiter");
-    }
-
-    fn on_frame(&mut self, frame: &Frame<'_>, wire: usize) {
-        match frame.header.stream_id {
-            TELEMETRY_STREAM if frame.header.flags.contains(FrameFlags::END_STREAM) => {
-                match StreamSummary::from_bytes(frame.payload) {
-                    Ok(s) => {
-                        println!(
-                            "←  end of stream: the device sent {} records ({} damaged on purpose), config v{} in force",
-                            opt(s.records_sent),
-                            opt(s.records_damaged),
-                            opt(s.config_version)
-                        );
-                        self.report.summary = Some(s);
-                    }
-                    Err(e) => self.on_payload_error("StreamSummary", &e),
-                }
-                self.report.end_of_stream = true;
-            }
-            TELEMETRY_STREAM => match Telemetry::from_bytes(frame.payload) {
-                Ok(t) => self.on_telemetry(t, wire),
-                Err(e) => self.on_payload_error("Telemetry", &e),
-            },
-            CONFIG_STREAM => match ConfigAck::from_bytes(frame.payload) {
-                Ok(ack) => {
-                    println!(
-                        "←  ConfigAck: version {} {} ({:?}); the device had received {} good frame(s) and rejected {}",
-                        opt(ack.version),
-                        if ack.accepted == Some(true) {
-                            "ACCEPTED"
-                        } else {
-                            "REFUSED"
-                        },
-                        ack.detail.as_deref().unwrap_or(""),
-                        opt(ack.frames_received),
-                        opt(ack.frames_rejected)
-                    );
-                    self.report.ack = Some(ack);
-                    self.report.first_record_after_ack = Some(self.report.records.len());
-                }
-                Err(e) => self.on_payload_error("ConfigAck", &e),
-            },
-            other => println!(
-                "?  frame on unknown stream {other} ({} payload bytes), ignored",
-                frame.payload.len()
-            ),
-        }
-    }
-
-    fn on_payload_error(&mut self, what: &str, e: &bebop::Error) {
-        self.report.payload_errors += 1;
-        println!("✗  frame arrived intact but its payload is not a valid {what}: {e}");
-    }
-
-    fn on_telemetry(&mut self, t: Telemetry, wire: usize) {
-        let expected = self.report.records.last().map_or(1, |r| r.seq + 1);
-        if t.seq > expected {
-            let gap: Vec<u32> = (expected..t.seq).collect();
-            println!(
-                "!  record{} {} missing: lost with the rejected frame{} above",
-                if gap.len() > 1 { "s" } else { "" },
-                gap.iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if gap.len() > 1 { "s" } else { "" }
-            );
-            self.report.missing.extend(gap);
-        }
-        println!(
-            "←  #{:<3} t={:>5} ms  {:>6.2} °C  {:>4.1} %RH  accel [{:>4}, {:>4}, {:>5}] mg  {} mV  {:<8} config v{} {:?}  ({} B)",
-            t.seq,
-            t.uptime_ms,
-            t.temperature_c,
-            t.humidity_pct,
-            t.accel_mg[0],
-            t.accel_mg[1],
-            t.accel_mg[2],
-            t.battery_mv,
-            format!("{:?}", t.status),
-            t.config_version,
-            t.label,
-            wire
-        );
-        let seq = t.seq;
-        self.report.records.push(t);
-        if seq >= self.config_after && self.report.config_sent_after.is_none() {
-            self.send_config(seq);
-        }
-    }
-
-    fn send_config(&mut self, after: u32) {
-        self.report.config_sent_after = Some(after);
-        let cfg = new_config();
-        let mut wire = vec![0u8; max_wire_len(64)];
-        let n = match encode_frame(FrameFlags::END_STREAM, CONFIG_STREAM, &cfg, None, &mut wire) {
-            Ok(n) => n,
-            Err(e) => {
-                println!("!! cannot frame the DeviceConfig: {e}");
-                return;
-            }
-        };
-        let good = &wire[..n];
-        // A damaged copy first: one content byte changed, framing intact.
-        let mut damaged = good.to_vec();
-        if let Some(i) = cobs::data_byte_at_or_after(&damaged[..n - 1], n / 2) {
-            damaged[i] ^= if damaged[i] == 0x5A { 0xA5 } else { 0x5A };
-        }
-        println!("→  DeviceConfig, damaged on purpose ({n} bytes): the device must reject it");
-        println!(
-            "→  DeviceConfig {{ version: 2, interval_ms: 40, label: {:?}, temperature_offset_c: -0.5 }} ({n} bytes, stream {CONFIG_STREAM})",
-            cfg.label.as_deref().unwrap_or("")
-        );
-        let sent = self
-            .stream
-            .write_all(&damaged)
-            .and_then(|()| self.stream.write_all(good))
-            .and_then(|()| self.stream.flush());
-        if let Err(e) = sent {
-            self.report.io_error = Some(e.to_string());
-            println!("!! sending the configuration failed: {e}");
-        }
-    }
-}
-
-fn opt(v: Option<u32>) -> String {
-    v.map_or_else(|| "?".into(), |v| v.to_string())
-}
-
-/// Checks of the whole exchange; returns (passed, failed).
-fn check(report: &Report, exit: Option<ExitStatus>, console: &[String]) -> (u32, u32) {
-    let mut passed = 0;
-    let mut failed = 0;
-    let mut expect = |name: &str, ok: bool, detail: String| {
+impl Checks {
+    fn check(&mut self, name: &str, ok: bool, seen: impl std::fmt::Display) {
         if ok {
-            passed += 1;
+            self.passed += 1;
             println!("  ok    {name}");
         } else {
-            failed += 1;
-            println!("  FAIL  {name}: {detail}");
+            println!("  FAIL  {name}: {seen}");
+            self.failed.push(name.to_string());
         }
+    }
+}
+
+/// The status a call failed with, or a description of how else it ended.
+fn outcome<T: std::fmt::Debug>(result: &Result<T, ClientError>) -> String {
+    match result {
+        Ok(v) => format!("succeeded: {v:?}"),
+        Err(ClientError::Status(s)) => format!("{s}"),
+        Err(e) => format!("{e}"),
+    }
+}
+
+fn code_of<T>(result: &Result<T, ClientError>) -> Option<StatusCode> {
+    result
+        .as_ref()
+        .err()
+        .and_then(|e| e.status())
+        .map(Status::code)
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(SystemClock.now().unix_millis()).unwrap_or(0)
+}
+
+/// Whether `t` is exactly what the firmware sends as record `t.seq` under configuration
+/// version `version`, `label` and temperature offset `offset` (its uptime aside): the
+/// firmware's formula, in the same `f32` arithmetic, so equal to the bit.
+fn is_expected_record(t: &Telemetry<'_>, version: u32, label: &str, offset: f32) -> bool {
+    let seq = t.seq;
+    let wobble = (seq % 8) as f32 * 0.125;
+    let status = if seq <= 2 {
+        SensorStatus::Warming
+    } else {
+        SensorStatus::Ok
     };
-    expect(
-        "the firmware exited with status 0",
-        exit.is_some_and(|s| s.success()),
-        format!("{exit:?}"),
-    );
-    expect(
-        "the stream ended with END_STREAM",
-        report.end_of_stream && !report.timed_out,
-        format!(
-            "timed out: {}, io error: {:?}",
-            report.timed_out, report.io_error
-        ),
-    );
-    expect(
-        "at least 10 telemetry records decoded",
-        report.records.len() >= 10,
-        format!("{}", report.records.len()),
-    );
-    expect(
-        "exactly one corrupted frame reported",
-        report.corrupted == 1,
-        format!("{}", report.corrupted),
-    );
-    expect(
-        "exactly one truncated frame reported",
-        report.truncated == 1,
-        format!("{}", report.truncated),
-    );
-    expect(
-        "no other frame or payload error",
-        report.other_frame_errors == 0 && report.payload_errors == 0,
-        format!(
-            "{} frame, {} payload errors",
-            report.other_frame_errors, report.payload_errors
-        ),
-    );
-    expect(
-        "exactly records 3 and 6 missing",
-        report.missing == [3, 6],
-        format!("{:?}", report.missing),
-    );
-    let ack = report.ack.as_ref();
-    expect(
-        "the configuration was acknowledged as accepted, version 2",
-        ack.is_some_and(|a| a.accepted == Some(true) && a.version == Some(2)),
-        format!("{ack:?}"),
-    );
-    expect(
-        "the device rejected exactly the damaged configuration frame",
-        ack.is_some_and(|a| a.frames_rejected == Some(1) && a.frames_received == Some(1)),
-        format!("{ack:?}"),
-    );
-    let after: &[Telemetry] = report
-        .first_record_after_ack
-        .and_then(|i| report.records.get(i..))
-        .unwrap_or(&[]);
-    expect(
-        "records after the acknowledgement carry config v2 and its label",
-        after.len() >= 3
-            && after
-                .iter()
-                .all(|t| t.config_version == 2 && t.label == "tuned-by-host"),
-        format!("{} records after the ack", after.len()),
-    );
-    let last_seq = report.records.last().map_or(0, |t| t.seq);
-    let summary = report.summary.as_ref();
-    expect(
-        "the summary counts every record and the two damaged ones",
-        summary.is_some_and(|s| {
-            s.records_sent == Some(last_seq)
-                && s.records_damaged == Some(2)
-                && s.config_version == Some(2)
-        }),
-        format!("{summary:?}, last record {last_seq}"),
-    );
-    expect(
-        "the firmware logged applying the configuration",
-        console
+    t.temperature_c == 21.5 + wobble + offset
+        && t.humidity_pct == 40.0 + (seq % 5) as f32
+        && t.accel_mg == [(seq % 7) as i16 * 3 - 9, 12 - (seq % 5) as i16 * 6, 1000]
+        && t.battery_mv == 3300u16.saturating_sub((seq % 1000) as u16)
+        && t.status == status
+        && t.config_version == version
+        && t.label == label
+}
+
+/// Calls `Echo` with `data` and checks that the same bytes come back.
+fn check_echo(
+    k: &mut Checks,
+    c: &mut DeviceClient,
+    name: &str,
+    data: &[u8],
+    options: &CallOptions<'_>,
+) {
+    let back = c.echo(&Blob { data }, options).map(|b| b.data.to_vec());
+    k.check(name, back.as_deref() == Ok(data), outcome(&back));
+}
+
+/// Sends a call by hand, element by element as raw packets (some damaged on purpose), and
+/// returns the status the device answers on `stream_id`.
+fn raw_call(c: &mut DeviceClient, packets: &[Vec<u8>], stream_id: u32) -> Result<Status, String> {
+    let channel = c.0.channel_mut();
+    for p in packets {
+        channel
+            .get_mut()
+            .write_raw(p)
+            .map_err(|e| format!("writing: {e}"))?;
+    }
+    let mut buf = vec![0u8; HOST_BUF];
+    loop {
+        let n = channel
+            .recv(Expect::Frame, &mut buf)
+            .map_err(|e| format!("no answer: {e}"))?;
+        let frame = parse_frame_exact(&buf[..n], n).map_err(|e| format!("bad frame: {e}"))?;
+        if frame.stream_id() != stream_id {
+            continue;
+        }
+        if !frame.flags().contains(FrameFlags::ERROR) {
+            return Err("the device answered without an error".into());
+        }
+        let error: RpcError<'_> = frame.decode().map_err(|e| format!("bad error: {e}"))?;
+        return Ok(Status::from_rpc_error(&error));
+    }
+}
+
+fn packet(element: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; max_packet_len(element.len())];
+    let n = encode_packet(element, &mut out).unwrap_or(0);
+    out.truncate(n);
+    out
+}
+
+fn call_header_bytes(method_id: u32) -> Vec<u8> {
+    let header = CallHeader {
+        method_id: Some(method_id),
+        deadline: None,
+        metadata: None,
+        cursor: None,
+    };
+    let mut out = vec![0u8; 64];
+    let n = encode_call_header(&mut out, &header).unwrap_or(0);
+    out.truncate(n);
+    out
+}
+
+/// Calls per second of `Echo` with `size`-byte payloads over `calls` round trips; checks
+/// every answer.
+fn time_echo(c: &mut DeviceClient, size: usize, calls: u32) -> Result<f64, String> {
+    let data: Vec<u8> = (0..size).map(|i| (i * 7 + 1) as u8).collect();
+    let none = CallOptions::new();
+    let start = Instant::now();
+    for i in 0..calls {
+        let back = c
+            .echo(&Blob { data: &data }, &none)
+            .map_err(|e| format!("echo {i}: {e}"))?;
+        if back.data != data.as_slice() {
+            return Err(format!("echo {i}: different bytes came back"));
+        }
+    }
+    Ok(f64::from(calls) / start.elapsed().as_secs_f64())
+}
+
+/// The whole exchange; returns the checks and the Echo rates.
+fn exercise(c: &mut DeviceClient, args: &Args) -> Result<(Checks, Vec<(usize, f64)>), String> {
+    let mut k = Checks::default();
+    let none = CallOptions::new();
+
+    // The device may still be starting: ask until it answers.
+    c.0.channel_mut()
+        .get_mut()
+        .set_read_timeout(Duration::from_millis(500))
+        .map_err(|e| format!("socket: {e}"))?;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match c.get_info(&DeviceEmpty {}, &none) {
+            Ok(_) => break,
+            Err(ClientError::Channel(_)) if attempts < 20 => continue,
+            Err(e) => return Err(format!("the device does not answer: {e}")),
+        }
+    }
+    println!("  the device answered (attempt {attempts})");
+    c.0.channel_mut()
+        .get_mut()
+        .set_read_timeout(Duration::from_secs(5))
+        .map_err(|e| format!("socket: {e}"))?;
+
+    println!("\n-- discovery (method 0)");
+    let discovery: Result<DiscoveryResponse<'_>, _> = c.0.unary(0, &Empty {}, &none);
+    let methods: Vec<(String, u32, MethodType)> = match &discovery {
+        Ok(d) => d
+            .services
             .iter()
-            .any(|l| l.contains("applied DeviceConfig v2")),
-        "no such line on its console".into(),
+            .flat_map(|s| {
+                println!("  service {}", s.name);
+                s.methods
+                    .iter()
+                    .map(|m| {
+                        println!(
+                            "    {:<16} id {:#010x}  {:?}  {} -> {}",
+                            m.name,
+                            m.method_id,
+                            m.method_type,
+                            m.request_type_url,
+                            m.response_type_url
+                        );
+                        (m.name.to_string(), m.method_id, m.method_type)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+        Err(e) => return Err(format!("discovery failed: {e}")),
+    };
+    let want = [
+        ("GetInfo", svc::GET_INFO.id, MethodType::Unary),
+        ("SetConfig", svc::SET_CONFIG.id, MethodType::Unary),
+        (
+            "StreamTelemetry",
+            svc::STREAM_TELEMETRY.id,
+            MethodType::ServerStream,
+        ),
+        ("Echo", svc::ECHO.id, MethodType::Unary),
+    ];
+    k.check(
+        "discovery lists the Device service's four methods with their ids and kinds",
+        methods
+            .iter()
+            .map(|(n, id, t)| (n.as_str(), *id, *t))
+            .eq(want.iter().copied()),
+        format!("{methods:?}"),
     );
-    (passed, failed)
+
+    println!("\n-- GetInfo");
+    match c.get_info(&DeviceEmpty {}, &none) {
+        Ok(info) => {
+            println!(
+                "  {} {} on {} ({}), up {} ms, config v{}, max payload {} B",
+                info.model,
+                info.firmware,
+                info.machine,
+                info.cpu,
+                info.uptime_ms,
+                info.config_version,
+                info.max_payload
+            );
+            k.check(
+                "GetInfo names the machine QEMU runs",
+                info.machine == args.machine,
+                info.machine,
+            );
+        }
+        Err(e) => k.check("GetInfo", false, e),
+    }
+
+    println!("\n-- SetConfig");
+    let label = "bench-7";
+    let cfg = Config {
+        version: Some(2),
+        interval_ms: Some(20),
+        label: Some(label),
+        temperature_offset_c: Some(-0.5),
+        unix_time_ms: Some(now_ms()),
+    };
+    let applied = c.set_config(&cfg, &none).map(|b| {
+        (
+            b.version,
+            b.interval_ms,
+            b.label.map(str::to_owned),
+            b.temperature_offset_c,
+            b.unix_time_ms,
+        )
+    });
+    k.check(
+        "SetConfig applies version 2, 20 ms, the label and the offset, and sets the device clock",
+        applied.as_ref().is_ok_and(|(v, ms, l, off, t)| {
+            *v == Some(2)
+                && *ms == Some(20)
+                && l.as_deref() == Some(label)
+                && *off == Some(-0.5)
+                && t.is_some_and(|t| t.abs_diff(now_ms()) < 5_000)
+        }),
+        outcome(&applied),
+    );
+    let bad = Config {
+        version: Some(3),
+        interval_ms: Some(0),
+        label: None,
+        temperature_offset_c: None,
+        unix_time_ms: None,
+    };
+    let refused = c.set_config(&bad, &none).map(|_| ());
+    k.check(
+        "SetConfig with interval_ms 0 is INVALID_ARGUMENT, with the reason",
+        code_of(&refused) == Some(StatusCode::InvalidArgument)
+            && outcome(&refused).contains("interval_ms must be 1..=5000, not 0"),
+        outcome(&refused),
+    );
+    let version = c.get_info(&DeviceEmpty {}, &none).map(|i| i.config_version);
+    k.check(
+        "a refused configuration changes nothing (still version 2)",
+        version == Ok(2),
+        outcome(&version),
+    );
+
+    println!("\n-- Echo");
+    check_echo(
+        &mut k,
+        c,
+        "Echo returns its 16 bytes",
+        b"sixteen bytes!!!",
+        &none,
+    );
+
+    println!(
+        "\n-- StreamTelemetry: {RECORDS} records, cable pulled after record {CUT_AFTER}, resumed by cursor"
+    );
+    let request = TelemetryRequest {
+        count: Some(RECORDS),
+    };
+    let mut got: Vec<(u32, Option<u64>, bool)> = Vec::new();
+    let mut link_lost = None;
+    {
+        let mut stream = c
+            .stream_telemetry(&request, &none)
+            .map_err(|e| format!("StreamTelemetry: {e}"))?;
+        while let Some(item) = stream.next::<Telemetry<'_>>() {
+            match item {
+                Ok(item) => {
+                    let t = item.value;
+                    let same = is_expected_record(&t, 2, label, -0.5);
+                    println!(
+                        "  record {:>2} (cursor {:?}): {:.3} C, {:.1} %, accel {:?} mg, {} mV, {:?}",
+                        t.seq,
+                        item.cursor,
+                        t.temperature_c,
+                        t.humidity_pct,
+                        t.accel_mg,
+                        t.battery_mv,
+                        t.status
+                    );
+                    got.push((t.seq, item.cursor, same));
+                    if t.seq == CUT_AFTER {
+                        println!("  ... pulling the cable for 400 ms");
+                        stream_line(&mut stream).cut(Duration::from_millis(400));
+                    }
+                }
+                Err(e) => {
+                    println!("  link lost: {e}");
+                    link_lost = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    let lost = c.0.channel_mut().get_mut().lost;
+    k.check(
+        "the cut loses bytes and the client notices the link is gone",
+        matches!(link_lost, Some(ClientError::Channel(_))) && lost > 0,
+        format!("{link_lost:?}, {lost} bytes lost"),
+    );
+    let last = got.last().and_then(|(_, cursor, _)| *cursor).unwrap_or(0);
+    println!("  resuming after cursor {last}");
+    {
+        let mut stream = c
+            .stream_telemetry(&request, &CallOptions::new().cursor(last))
+            .map_err(|e| format!("StreamTelemetry (resumed): {e}"))?;
+        while let Some(item) = stream.next::<Telemetry<'_>>() {
+            let item = item.map_err(|e| format!("resumed stream: {e}"))?;
+            let t = item.value;
+            let same = is_expected_record(&t, 2, label, -0.5);
+            if u64::from(t.seq) <= last + 2 || t.seq == RECORDS {
+                println!("  record {:>2} (cursor {:?})", t.seq, item.cursor);
+            }
+            got.push((t.seq, item.cursor, same));
+        }
+    }
+    let seqs: Vec<u32> = got.iter().map(|g| g.0).collect();
+    k.check(
+        &format!("every record 1..={RECORDS} arrived exactly once, in order, across the cut"),
+        seqs == (1..=RECORDS).collect::<Vec<_>>(),
+        format!("{seqs:?}"),
+    );
+    k.check(
+        "every record carries its sequence number as cursor and the expected readings",
+        got.iter()
+            .all(|(s, c, same)| *c == Some(u64::from(*s)) && *same),
+        format!("{got:?}"),
+    );
+
+    println!("\n-- what a bad client or a bad line sends");
+    let past = bebop::Timestamp::from_unix_millis(SystemClock.now().unix_millis() - 1_000);
+    let late = c
+        .echo(&Blob { data: b"late" }, &CallOptions::new().deadline(past))
+        .map(|_| ());
+    k.check(
+        "a call whose deadline passed a second ago is DEADLINE_EXCEEDED",
+        code_of(&late) == Some(StatusCode::DeadlineExceeded),
+        outcome(&late),
+    );
+    let future = bebop::Timestamp::from_unix_millis(SystemClock.now().unix_millis() + 10_000);
+    check_echo(
+        &mut k,
+        c,
+        "the same call with a deadline 10 s ahead succeeds",
+        b"in time",
+        &CallOptions::new().deadline(future),
+    );
+    let unknown =
+        c.0.unary::<Empty, _>(0x1234_5678, &Empty {}, &none)
+            .map(|_| ());
+    k.check(
+        "an unknown method id is NOT_FOUND",
+        code_of(&unknown) == Some(StatusCode::NotFound),
+        outcome(&unknown),
+    );
+    for reserved in [1u32, 2, 3, 4] {
+        let r =
+            c.0.unary::<Empty, _>(reserved, &Empty {}, &none)
+                .map(|_| ());
+        k.check(
+            &format!("reserved method {reserved} is UNIMPLEMENTED"),
+            code_of(&r) == Some(StatusCode::Unimplemented),
+            outcome(&r),
+        );
+    }
+
+    // A call whose call header packet is damaged on the line: the device drops it and
+    // answers the orphaned request frame on its stream.
+    let mut header = packet(&call_header_bytes(svc::ECHO.id));
+    let mid = header.len() / 2;
+    header[mid] ^= 0x5A;
+    if header[mid] == 0 {
+        header[mid] = 0x33;
+    }
+    let mut frame = vec![0u8; 64];
+    let n = encode_frame(
+        &mut frame,
+        FrameFlags::END_STREAM,
+        1001,
+        &Blob { data: b"x" },
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    let status = raw_call(c, &[header, packet(&frame[..n])], 1001);
+    k.check(
+        "a damaged call header packet is dropped; its request frame is answered UNAVAILABLE",
+        status
+            .as_ref()
+            .is_ok_and(|s| s.code() == StatusCode::Unavailable),
+        format!("{status:?}"),
+    );
+    // Noise on the line between calls.
+    let noise =
+        c.0.channel_mut()
+            .get_mut()
+            .write_raw(&[0x13, 0x37, 0xFF, 0x00, 0x42, 0x00]);
+    k.check(
+        "noise on the line is written",
+        noise.is_ok(),
+        format!("{noise:?}"),
+    );
+
+    // A frame header that declares 4 GiB, in a small packet.
+    let mut liar = vec![0xFF, 0xFF, 0xFF, 0xFF, 0x01];
+    liar.extend_from_slice(&1003u32.to_le_bytes());
+    liar.extend_from_slice(b"tiny");
+    let status = raw_call(
+        c,
+        &[packet(&call_header_bytes(svc::ECHO.id)), packet(&liar)],
+        1003,
+    );
+    k.check(
+        "a frame declaring a 4 GiB payload is RESOURCE_EXHAUSTED",
+        status
+            .as_ref()
+            .is_ok_and(|s| s.code() == StatusCode::ResourceExhausted),
+        format!("{status:?}"),
+    );
+    let big = vec![0xA5u8; 2048];
+    let too_big = c.echo(&Blob { data: &big }, &none).map(|_| ());
+    k.check(
+        "an Echo of 2 KiB, over the device's buffer, is RESOURCE_EXHAUSTED",
+        code_of(&too_big) == Some(StatusCode::ResourceExhausted),
+        outcome(&too_big),
+    );
+
+    println!("\n-- Echo round trips ({} calls each)", args.echo_calls);
+    let mut rates = Vec::new();
+    for size in [16usize, 1024] {
+        match time_echo(c, size, args.echo_calls) {
+            Ok(rate) => {
+                println!(
+                    "  {size:>5} B payload: {rate:>8.0} calls/s ({:.0} us per call)",
+                    1e6 / rate
+                );
+                rates.push((size, rate));
+                k.check(
+                    &format!(
+                        "{} Echo calls of {size} B, every byte back",
+                        args.echo_calls
+                    ),
+                    true,
+                    "",
+                );
+            }
+            Err(e) => k.check(&format!("Echo calls of {size} B"), false, e),
+        }
+    }
+    println!("\n-- the device keeps serving");
+    check_echo(
+        &mut k,
+        c,
+        "Echo works after all of it",
+        b"still here",
+        &none,
+    );
+    match c.get_info(&DeviceEmpty {}, &none) {
+        Ok(info) => {
+            println!(
+                "  link: {} packets received, {} damaged, {} refused as too large; {} UART overruns; {} calls",
+                info.packets_received,
+                info.packets_damaged,
+                info.packets_refused,
+                info.rx_overruns,
+                info.calls
+            );
+            k.check(
+                "the device counted the damaged packets and the refused one",
+                info.packets_damaged >= 2 && info.packets_refused >= 1,
+                format!(
+                    "{} damaged, {} refused",
+                    info.packets_damaged, info.packets_refused
+                ),
+            );
+            k.check(
+                "no byte was lost in the device's receive ring",
+                info.rx_overruns == 0,
+                info.rx_overruns,
+            );
+        }
+        Err(e) => k.check("GetInfo at the end", false, e),
+    }
+
+    Ok((k, rates))
+}
+
+/// The line under a server-stream call's client.
+fn stream_line<'s>(
+    stream: &'s mut bebop::rpc::ServerStreamCall<'_, PacketChannel<Line, HOST_BUF>, Vec<u8>>,
+) -> &'s mut Line {
+    stream.channel_mut().get_mut()
 }
 
 fn main() -> ExitCode {
     let args = match parse_args() {
-        Ok(args) => args,
-        Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("error: {msg}");
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("demo-host: {e}");
             }
             eprintln!("{USAGE}");
             return ExitCode::from(2);
         }
     };
-    println!("Bebop serial demo: firmware under QEMU <-> this host over an emulated UART");
-    println!(
-        "framing: COBS( 9-byte RPC frame header | Bebop payload | CRC-32 ) then 0x00 (targets/README.md)"
-    );
-    let (mut qemu, mut stream) = match (&args.kernel, &args.connect) {
+    let (mut qemu, stream) = match (&args.kernel, &args.connect) {
         (Some(kernel), _) => match Qemu::start(&args, kernel) {
-            Ok(pair) => (Some(pair.0), pair.1),
+            Ok((q, s)) => (Some(q), s),
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("demo-host: {e}");
                 return ExitCode::FAILURE;
             }
         },
         (None, Some(addr)) => match TcpStream::connect(addr) {
             Ok(s) => (None, s),
             Err(e) => {
-                eprintln!("error: connecting to {addr}: {e}");
+                eprintln!("demo-host: connecting to {addr}: {e}");
                 return ExitCode::FAILURE;
             }
         },
         (None, None) => return ExitCode::from(2),
     };
     let started = Instant::now();
-    let mut session = Session {
-        stream: &mut stream,
-        config_after: args.config_after,
-        report: Report::default(),
-        frame_bytes: 0,
+    // A watchdog: a device that stops answering cannot hang the run.
+    let limit = args.timeout;
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        eprintln!(
+            "demo-host: no result after {} s: giving up",
+            limit.as_secs()
+        );
+        std::process::exit(1);
+    });
+    let result = Line::new(stream, Duration::from_secs(5))
+        .map_err(|e| format!("socket: {e}"))
+        .and_then(|line| {
+            let mut client: DeviceClient = svc::Client::new(
+                PacketChannel::new(line),
+                vec![0; HOST_BUF],
+                vec![0; HOST_BUF],
+            );
+            exercise(&mut client, &args)
+        });
+    let console = match qemu.as_mut() {
+        Some(q) => {
+            q.kill();
+            q.console.lock().map(|l| l.clone()).unwrap_or_default()
+        }
+        None => Vec::new(),
     };
-    session.run(args.timeout);
-    let report = session.report;
-    let exit = qemu.as_mut().and_then(|q| q.wait(Duration::from_secs(10)));
-    let console = qemu
-        .as_ref()
-        .and_then(|q| q.console.lock().ok().map(|l| l.clone()))
-        .unwrap_or_default();
+    let (mut checks, rates) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("demo-host: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if qemu.is_some() {
+        let panicked = console.iter().find(|l| l.contains("panic"));
+        checks.check(
+            "the firmware did not panic",
+            panicked.is_none(),
+            panicked.cloned().unwrap_or_default(),
+        );
+    }
     println!(
-        "\nsummary: {} records decoded, {} corrupted and {} truncated frames rejected (records {:?} lost), configuration {} -- {:.1} s",
-        report.records.len(),
-        report.corrupted,
-        report.truncated,
-        report.missing,
-        match &report.ack {
-            Some(a) if a.accepted == Some(true) => "applied and acknowledged",
-            Some(_) => "refused",
-            None => "not acknowledged",
-        },
-        started.elapsed().as_secs_f32()
+        "\n{} passed, {} failed ({:.1} s)",
+        checks.passed,
+        checks.failed.len(),
+        started.elapsed().as_secs_f64()
     );
-    if let Some(status) = exit {
-        println!("QEMU exited: {status}");
-    } else if qemu.is_some() {
-        println!("QEMU did not exit in time and was stopped");
+    for (size, rate) in &rates {
+        println!("echo-rate {} {size} {rate:.0}", args.machine);
     }
-    if !args.check {
-        return ExitCode::SUCCESS;
+    if args.check && !checks.failed.is_empty() {
+        return ExitCode::FAILURE;
     }
-    println!("\ndemo check:");
-    let (passed, failed) = check(
-        &report,
-        exit.or(qemu.is_none().then(ExitStatus::default)),
-        &console,
-    );
-    println!(
-        "demo check on {}: {passed} passed, {failed} failed",
-        args.machine
-    );
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ExitCode::SUCCESS
 }

@@ -5,12 +5,12 @@ use core::fmt;
 
 use bebop_core::{Decode, Encode, Error, ErrorKind, Sink};
 
+use crate::Crc32;
 use crate::cobs::{self, Step};
-use crate::crc::Crc32;
-use crate::header::{FrameFlags, FrameHeader};
+use bebop_core::rpc::{FrameFlags, FrameHeader, HEADER_SIZE};
 
 /// Bytes a frame adds around its payload before COBS: the header and the CRC.
-pub const OVERHEAD: usize = FrameHeader::SIZE + 4;
+pub const OVERHEAD: usize = HEADER_SIZE + 4;
 
 /// The size of the cursor that follows the payload when [`FrameFlags::CURSOR`] is set.
 pub const CURSOR_SIZE: usize = 8;
@@ -109,8 +109,9 @@ impl core::error::Error for FrameError {}
 pub fn parse_frame(bytes: &[u8]) -> Result<Frame<'_>, FrameError> {
     let received = bytes.len();
     let header = bytes
-        .get(..FrameHeader::SIZE)
-        .and_then(|h| FrameHeader::from_bytes(h).ok());
+        .get(..HEADER_SIZE)
+        .and_then(|h| <[u8; HEADER_SIZE]>::try_from(h).ok())
+        .map(FrameHeader::from_wire);
     if received < OVERHEAD {
         return Err(FrameError::Truncated {
             declared: header.map(|h| h.length),
@@ -153,11 +154,11 @@ pub fn parse_frame(bytes: &[u8]) -> Result<Frame<'_>, FrameError> {
             actual: received.saturating_sub(OVERHEAD + extra),
         });
     }
-    if !header.flags.is_valid() {
+    if !header.flags.is_valid_combination() {
         return Err(FrameError::InvalidFlags(header.flags.bits()));
     }
-    let payload_end = FrameHeader::SIZE + header.length as usize;
-    let payload = &body[FrameHeader::SIZE..payload_end];
+    let payload_end = HEADER_SIZE + header.length as usize;
+    let payload = &body[HEADER_SIZE..payload_end];
     let cursor = (extra != 0).then(|| {
         let mut c = [0u8; 8];
         c.copy_from_slice(&body[payload_end..payload_end + 8]);
@@ -222,7 +223,7 @@ pub fn encode_frame<T: Encode + ?Sized>(
         .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))?;
     let flags = match cursor {
         Some(_) => flags | FrameFlags::CURSOR,
-        None => FrameFlags::from_bits(flags.bits() & !FrameFlags::CURSOR.bits()),
+        None => FrameFlags::from_bits_truncate(flags.bits() & !FrameFlags::CURSOR.bits()),
     };
     let too_small =
         || Error::new(ErrorKind::BufferTooSmall, 0).with_detail(max_wire_len(size) as u64);
@@ -347,9 +348,10 @@ impl<const N: usize> Deframer<N> {
 
     fn declared_length(&self) -> Option<u32> {
         self.buf
-            .get(..FrameHeader::SIZE)
-            .filter(|_| self.len >= FrameHeader::SIZE)
-            .and_then(|h| FrameHeader::from_bytes(h).ok())
+            .get(..HEADER_SIZE)
+            .filter(|_| self.len >= HEADER_SIZE)
+            .and_then(|h| <[u8; HEADER_SIZE]>::try_from(h).ok())
+            .map(FrameHeader::from_wire)
             .map(|h| h.length)
     }
 

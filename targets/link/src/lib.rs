@@ -47,15 +47,14 @@
 #[cfg(test)]
 extern crate std;
 
-pub mod cobs;
-mod crc;
 mod frame;
-mod header;
 mod shared;
 
-pub use crc::{Crc32, crc32};
+/// COBS, from `bebop_core::rpc::link` (where RPC's serial link layer uses it too).
+pub use bebop_core::rpc::link::cobs;
+pub use bebop_core::rpc::link::{Crc32, crc32};
+pub use bebop_core::rpc::{FrameFlags, FrameHeader, HEADER_SIZE};
 pub use frame::{
     CURSOR_SIZE, Deframer, Frame, FrameError, OVERHEAD, encode_frame, max_wire_len, parse_frame,
 };
-pub use header::{FrameFlags, FrameHeader};
 pub use shared::{LinkStats, SharedLink, StatsSnapshot};

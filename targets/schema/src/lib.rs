@@ -7,6 +7,8 @@
 //! - [`telemetry`]: `schemas/telemetry.bop`, the serial demo's messages (telemetry records,
 //!   configuration, acknowledgement, end-of-stream summary) and stream ids; with the feature
 //!   `owned`, also their owned forms (`telemetry::owned`) for the host program;
+//! - [`device`]: `schemas/device.bop`, the `Device` RPC service the demo firmware serves
+//!   and the host calls (owned forms under `owned`);
 //! - [`spec`]: `schemas/spec.bop`, the types of the SPEC.md section 3 golden vectors;
 //! - [`edge_cases`]: `schemas/edge_cases.bop`, a forward-compatible union and a recursive
 //!   message;
@@ -26,6 +28,12 @@ pub mod benchmark {
 /// Generated from `schemas/telemetry.bop` (the serial demo).
 pub mod telemetry {
     include!(concat!(env!("OUT_DIR"), "/telemetry.rs"));
+}
+
+/// Generated from `schemas/device.bop` (the serial demo's RPC service: the firmware serves
+/// it, the host calls it).
+pub mod device {
+    include!(concat!(env!("OUT_DIR"), "/device.rs"));
 }
 
 /// Generated from `schemas/spec.bop` (the SPEC.md section 3 golden vector types).

@@ -4,7 +4,9 @@
 //!
 //! - feature `bebop`: bebop-core, the `Person` generated from `benchmark.bop` (`target-schema`);
 //! - feature `postcard`: postcard 1 + serde derive, `default-features = false`;
-//! - neither: the baseline (runtime, semihosting, stack painting; the "codec" copies fields).
+//! - feature `rpc`: not a codec but the demo's RPC server (module `rpc`): the `Device`
+//!   service over a packet link, one call of each kind measured;
+//! - none: the baseline (runtime, semihosting, stack painting; the "codec" copies fields).
 //!
 //! Output goes through semihosting without `core::fmt`, and the panic handler does not format,
 //! so the formatting machinery stays out of the image. Prints the encoded size and the stack
@@ -13,15 +15,25 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-#[cfg(all(feature = "bebop", feature = "postcard"))]
-compile_error!("choose one codec: feature `bebop` or `postcard`");
+#[cfg(any(
+    all(feature = "bebop", feature = "postcard"),
+    all(feature = "rpc", any(feature = "bebop", feature = "postcard"))
+))]
+compile_error!("choose one variant: feature `bebop`, `postcard` or `rpc`");
 
+#[cfg(feature = "rpc")]
+mod rpc;
+
+#[cfg(not(feature = "rpc"))]
 use core::hint::black_box;
 
 use cortex_m_rt::entry;
-use qemu_board::{print, print_u32, stack};
+use qemu_board::print;
+#[cfg(not(feature = "rpc"))]
+use qemu_board::{print_u32, stack};
 
-/// The value every variant round-trips.
+/// The value every codec variant round-trips.
+#[cfg(not(feature = "rpc"))]
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "postcard", derive(serde::Serialize, serde::Deserialize))]
 struct PersonSmall<'a> {
@@ -31,6 +43,7 @@ struct PersonSmall<'a> {
     age: i32,
 }
 
+#[cfg(not(feature = "rpc"))]
 const PERSON: PersonSmall<'static> = PersonSmall {
     id: 12345,
     name: "John",
@@ -89,7 +102,7 @@ mod codec {
     }
 }
 
-#[cfg(not(any(feature = "bebop", feature = "postcard")))]
+#[cfg(not(any(feature = "bebop", feature = "postcard", feature = "rpc")))]
 mod codec {
     //! Baseline: no serialization, only moves the fields, so the image holds the runtime
     //! and the measuring code alone.
@@ -118,6 +131,13 @@ mod codec {
     }
 }
 
+#[cfg(feature = "rpc")]
+#[entry]
+fn main() -> ! {
+    qemu_board::exit(rpc::run())
+}
+
+#[cfg(not(feature = "rpc"))]
 #[entry]
 fn main() -> ! {
     let person = black_box(PERSON);

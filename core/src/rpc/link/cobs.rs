@@ -19,7 +19,7 @@ pub struct BufferTooSmall;
 /// Encodes `src` into `dst` (no terminating zero) and returns the encoded length.
 ///
 /// ```
-/// use serial_link::cobs;
+/// use bebop_core::rpc::link::cobs;
 ///
 /// let mut out = [0u8; 8];
 /// let n = cobs::encode(&[0x11, 0x00, 0x22, 0x33], &mut out).unwrap();
@@ -160,7 +160,7 @@ impl Decoder {
 /// decoded length, or `None` when `src` is malformed or `dst` too small.
 ///
 /// ```
-/// use serial_link::cobs;
+/// use bebop_core::rpc::link::cobs;
 ///
 /// let mut out = [0u8; 8];
 /// assert_eq!(cobs::decode(&[0x02, 0x11, 0x03, 0x22, 0x33], &mut out), Some(4));

@@ -29,13 +29,13 @@ const TABLE: [u32; 16] = {
 /// A running CRC-32.
 ///
 /// ```
-/// use serial_link::Crc32;
+/// use bebop_core::rpc::link::Crc32;
 ///
 /// let mut crc = Crc32::new();
 /// crc.update(b"1234");
 /// crc.update(b"56789");
 /// assert_eq!(crc.finish(), 0xCBF4_3926); // the standard check value
-/// assert_eq!(serial_link::crc32(b"123456789"), 0xCBF4_3926);
+/// assert_eq!(bebop_core::rpc::link::crc32(b"123456789"), 0xCBF4_3926);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Crc32(u32);
