@@ -306,9 +306,25 @@ impl<'a> Reader<'a> {
         self.scoped(at, len, f)
     }
 
-    /// Reads a message field tag: 0 marks the end of the message.
+    /// Reads a message field tag: 0 marks the end of the message, and so does the end of
+    /// its declared length. A message whose length runs out before an end marker (length 0
+    /// included) ends there, whether or not its type has fields (as the reference decoder
+    /// does); a field cut off by the length is still an error.
+    ///
+    /// ```
+    /// use bebop_core::Reader;
+    /// // message { id(1): int32; } = { id: 42 } without its end marker, then an empty one.
+    /// let mut r = Reader::new(&[5, 0, 0, 0, 1, 42, 0, 0, 0, 0, 0, 0, 0]);
+    /// let tags = r.message(|r| Ok((r.read_tag()?, r.read::<i32>()?, r.read_tag()?)))?;
+    /// assert_eq!(tags, (1, 42, 0));
+    /// assert_eq!(r.message(|r| r.read_tag())?, 0);
+    /// # Ok::<(), bebop_core::Error>(())
+    /// ```
     #[inline]
     pub fn read_tag(&mut self) -> Result<u8, Error> {
+        if self.rest.is_empty() {
+            return Ok(0);
+        }
         self.read_u8()
     }
 

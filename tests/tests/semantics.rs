@@ -52,18 +52,18 @@ fn message_errors() {
     // Body shorter than a field: the error points into the body.
     let err = UserRequest::from_bytes(&[3, 0, 0, 0, 1, 42, 0]).unwrap_err();
     assert_eq!((err.kind(), err.offset()), (ErrorKind::UnexpectedEnd, 5));
-    // Missing end marker.
-    let err = UserRequest::from_bytes(&[5, 0, 0, 0, 1, 42, 0, 0, 0]).unwrap_err();
-    assert_eq!((err.kind(), err.offset()), (ErrorKind::UnexpectedEnd, 9));
+    // Missing end marker: the declared length ends the message (SPEC.md section 2).
+    let ok = UserRequest::from_bytes(&[5, 0, 0, 0, 1, 42, 0, 0, 0]).unwrap();
+    assert_eq!((ok.user_id, ok.include_profile), (Some(42), None));
     // Length past the end of the input.
     let err = UserRequest::from_bytes(&[0xfe, 0xff, 0xff, 0xff, 0]).unwrap_err();
     assert_eq!(
         (err.kind(), err.offset()),
         (ErrorKind::LengthOutOfBounds, 0)
     );
-    // Zero length: no room for the end marker.
-    let err = UserRequest::from_bytes(&[0, 0, 0, 0]).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::UnexpectedEnd);
+    // Zero length: an empty message, for a type with fields as for one without.
+    let ok = UserRequest::from_bytes(&[0, 0, 0, 0]).unwrap();
+    assert_eq!((ok.user_id, ok.include_profile), (None, None));
     // Trailing bytes after the message.
     let err = UserRequest::from_bytes(&[1, 0, 0, 0, 0, 0]).unwrap_err();
     assert_eq!((err.kind(), err.offset()), (ErrorKind::TrailingBytes, 5));

@@ -68,6 +68,9 @@ pub struct GlobalArgs {
     /// Do not print warnings.
     #[arg(long, global = true)]
     pub no_warn: bool,
+    /// Print at most this many errors (the rest are counted: "and N more"); 0 for all.
+    #[arg(long, global = true, default_value_t = 100, value_name = "N")]
+    pub max_errors: usize,
 }
 
 /// The commands.
@@ -136,6 +139,14 @@ pub struct BuildArgs {
     /// Include source positions and comments in descriptors.
     #[arg(long)]
     pub emit_source_info: bool,
+    /// Kill a plugin (and every process it started) that has not finished after this many
+    /// seconds; 0 for no limit. Default: `plugin_timeout` of bebop.yml, or 60.
+    #[arg(long = "plugin-timeout", value_name = "SECONDS")]
+    pub plugin_timeout: Option<u64>,
+    /// The most bytes a plugin may write as its response; past it the plugin is killed and
+    /// the build fails (nothing beyond the limit is buffered). Default: 1 GiB.
+    #[arg(long = "plugin-max-response", value_name = "BYTES")]
+    pub plugin_max_response: Option<u64>,
     /// `--NAME_out=DIR` flags, in order (filled by [`extract_plugin_flags`]).
     #[arg(skip)]
     pub outs: Vec<(String, String)>,

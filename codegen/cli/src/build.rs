@@ -1,6 +1,7 @@
 //! `bebopc check` and `bebopc build`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use bebop_descriptor::CodeGeneratorRequest;
 use bebop_plugin_host::{
@@ -157,6 +158,20 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
     }
     let files = descriptor::files_to_generate(model);
     let locator = PluginLocator::from_env();
+    let seconds = args
+        .plugin_timeout
+        .or(project.config.as_ref().and_then(|c| c.plugin_timeout));
+    let run_options = RunOptions {
+        timeout: match seconds {
+            Some(0) => None,
+            Some(s) => Some(Duration::from_secs(s)),
+            None => Some(RunOptions::DEFAULT_TIMEOUT),
+        },
+        max_response_bytes: args
+            .plugin_max_response
+            .unwrap_or(RunOptions::DEFAULT_MAX_RESPONSE_BYTES),
+        ..RunOptions::default()
+    };
     for plugin in &plugins {
         let mut host_options = global_options.clone();
         for (k, v) in &plugin.options {
@@ -169,7 +184,7 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
             .find(|(n, _)| *n == plugin.name)
             .map(|(_, p)| p.clone());
         let request = descriptor::request_from_set(&set, files.clone(), parameter, &host_options);
-        if !run_plugin(plugin, &request, &locator, &result, &reporter) {
+        if !run_plugin(plugin, &request, &locator, &result, &reporter, &run_options) {
             status = exit::GENERATION;
         }
     }
@@ -237,6 +252,7 @@ fn run_plugin(
     locator: &PluginLocator,
     result: &Compilation,
     reporter: &Reporter,
+    run_options: &RunOptions,
 ) -> bool {
     let name = plugin.name.as_str();
     let ran = if name == BUILT_IN_RUST && plugin.path.is_none() {
@@ -258,7 +274,7 @@ fn run_plugin(
             path.display(),
             plugin.out.display()
         ));
-        Plugin::new(name, &path).run(request, &RunOptions::default())
+        Plugin::new(name, &path).run(request, run_options)
     };
     let output = match ran {
         Ok(o) => o,

@@ -73,6 +73,8 @@ pub struct Config {
     pub plugins: Vec<PluginConfig>,
     /// Host options for every plugin.
     pub options: Vec<(String, String)>,
+    /// `plugin_timeout`: seconds a plugin may run before it is killed (0: no limit).
+    pub plugin_timeout: Option<u64>,
     /// Things worth telling the user (unknown keys, legacy layout).
     pub warnings: Vec<String>,
 }
@@ -133,8 +135,9 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
             meta.len()
         )));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| err(format!("cannot read the configuration file: {e}")))?;
+    // At most the limit is read, whatever size the file system reported (`/proc` files say 0).
+    let bytes = bebopc::resolve::read_at_most(path, MAX_CONFIG_BYTES as usize)
+        .map_err(|e| err(format!("cannot read the configuration file: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         err(format!(
             "not valid UTF-8 (at byte {})",
@@ -210,9 +213,18 @@ pub fn parse(text: &str, path: &Path, root: &Path) -> Result<Config, ConfigError
             ("plugins", _) => config.plugins.extend(cx.plugins(v, root)?),
             ("generators", true) => config.plugins.extend(cx.generators(v, root, &mut config.warnings)?),
             ("options", _) => config.options = cx.options(v, key)?,
+            ("plugin_timeout", _) => {
+                config.plugin_timeout = Some(
+                    scalar_text(v)
+                        .and_then(|t| t.parse::<u64>().ok())
+                        .ok_or_else(|| {
+                            cx.err(v, "`plugin_timeout` must be a whole number of seconds".into())
+                        })?,
+                );
+            }
             ("watch", _) => {} // the reference's `watch` settings; no watch command here yet
             _ => config.warnings.push(format!(
-                "{}: unknown key `{key}` ignored (expected sources, exclude, include, plugins, options)",
+                "{}: unknown key `{key}` ignored (expected sources, exclude, include, plugins, options, plugin_timeout)",
                 where_(path, k)
             )),
         }

@@ -23,6 +23,7 @@ pub struct Reporter {
     quiet: bool,
     verbose: bool,
     no_warn: bool,
+    max_errors: usize,
 }
 
 impl Reporter {
@@ -40,6 +41,7 @@ impl Reporter {
             quiet: global.quiet,
             verbose: global.verbose,
             no_warn: global.no_warn,
+            max_errors: global.max_errors,
         }
     }
 
@@ -66,10 +68,27 @@ impl Reporter {
     }
 
     /// Prints compiler diagnostics (warnings only when wanted).
+    /// At most `--max-errors` errors are printed (warnings among them as they come); the
+    /// others are counted in a closing line.
     pub fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &SourceMap) {
+        let limit = if self.max_errors == 0 {
+            usize::MAX
+        } else {
+            self.max_errors
+        };
+        let mut errors = 0usize;
+        let mut held_back = 0usize;
         let shown: Vec<Diagnostic> = diagnostics
             .iter()
             .filter(|d| d.is_error() || self.show_warnings())
+            .filter(|d| {
+                if errors >= limit {
+                    held_back += usize::from(d.is_error());
+                    return false;
+                }
+                errors += usize::from(d.is_error());
+                true
+            })
             .cloned()
             .collect();
         if self.json {
@@ -82,6 +101,13 @@ impl Reporter {
                 sources,
                 Format::Terminal,
                 self.color,
+            ));
+        }
+        if held_back > 0 {
+            let s = if held_back == 1 { "" } else { "s" };
+            self.stderr(&format!(
+                "{}: and {held_back} more error{s} (--max-errors {limit}; 0 shows all)\n",
+                self.paint(RED, "error")
             ));
         }
     }

@@ -600,3 +600,87 @@ fn lua_export_blocks_match_the_reference() {
         stderr(&out)
     );
 }
+
+/// A plugin that never finishes is killed at the time limit (`--plugin-timeout`, or
+/// `plugin_timeout` in bebop.yml), reported, and bebopc exits with status 3.
+#[test]
+fn a_hanging_plugin_is_killed_at_the_time_limit() {
+    let p = Project::new();
+    p.write("a.bop", "struct A { x: int32; }\n");
+    let plugin = plugin_arg("t");
+    let args = |extra: &[&'static str]| {
+        let mut v = vec![
+            "build",
+            "a.bop",
+            "--t_out=gen",
+            "-D",
+            "mode=hang",
+            "--color",
+            "never",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    let started = std::time::Instant::now();
+    let mut a = args(&["--plugin-timeout", "1", "--plugin"]);
+    a.push(&plugin);
+    let out = p.run(&a);
+    assert_status(&out, 3);
+    let err = stderr(&out);
+    assert!(err.contains("did not finish within 1s"), "{err}");
+    assert!(err.contains("hanging on purpose"), "shows stderr: {err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+
+    // The same limit from bebop.yml; the command line wins over it.
+    p.write("bebop.yml", "plugin_timeout: 1\n");
+    let mut a = args(&["--plugin"]);
+    a.push(&plugin);
+    let out = p.run(&a);
+    assert_status(&out, 3);
+    assert!(
+        stderr(&out).contains("did not finish within 1s"),
+        "{}",
+        stderr(&out)
+    );
+    p.write("bebop.yml", "plugin_timeout: 600\n");
+    let mut a = args(&["--plugin-timeout", "1", "--plugin"]);
+    a.push(&plugin);
+    let out = p.run(&a);
+    assert!(
+        stderr(&out).contains("did not finish within 1s"),
+        "{}",
+        stderr(&out)
+    );
+    p.write("bebop.yml", "plugin_timeout: soon\n");
+    let out = p.run(&["check", "a.bop"]);
+    assert!(
+        stderr(&out).contains("`plugin_timeout` must be a whole number of seconds"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--plugin-max-response` caps what is read of a plugin's answer.
+#[test]
+fn a_plugin_response_over_the_limit_fails() {
+    let p = Project::new();
+    p.write("a.bop", "struct A { x: int32; }\n");
+    let plugin = plugin_arg("t");
+    let run = |limit: &str| {
+        p.run(&[
+            "build",
+            "a.bop",
+            "--t_out=gen",
+            "--plugin",
+            &plugin,
+            "--plugin-max-response",
+            limit,
+            "--color",
+            "never",
+        ])
+    };
+    let out = run("16");
+    assert_status(&out, 3);
+    assert!(stderr(&out).contains("16"), "{}", stderr(&out));
+    assert_status(&run("1000000"), 0);
+}

@@ -105,3 +105,48 @@ fn garbage_and_deep_nesting_are_errors_not_crashes() {
     assert_status(&out, 2);
     assert!(stderr(&out).contains("nesting deeper"), "{}", stderr(&out));
 }
+
+/// A schema "file" that never ends (a device) is read up to the size limit and refused,
+/// instead of growing without bound: the reported size (0) is not trusted.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_endless_device_file_is_refused_at_the_size_limit() {
+    let p = Project::new();
+    let started = std::time::Instant::now();
+    let out = p.run(&["check", "/dev/zero", "--color", "never"]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("larger than 64 MiB"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    // The same for a configuration file.
+    let out = p.run(&["check", "--config", "/dev/zero", "--color", "never"]);
+    assert_ne!(out.status.code(), Some(0));
+}
+
+/// One 4 MiB line holding thousands of errors: at most `--max-errors` (100) are printed, each
+/// with a shortened snippet, and the rest counted; `--max-errors 0` prints every error.
+#[test]
+fn many_errors_on_one_huge_line_stay_bounded() {
+    let p = Project::new();
+    let line = "struct S { a: nope; } ".repeat(4 << 20 >> 5);
+    p.write("big.bop", &format!("{line}\n"));
+    let out = p.run(&["check", "big.bop", "--color", "never"]);
+    assert_status(&out, 1);
+    let err = stderr(&out);
+    assert!(err.len() < 200_000, "{} bytes of diagnostics", err.len());
+    assert_eq!(
+        err.matches("error[E").count(),
+        100,
+        "{}",
+        &err[..2000.min(err.len())]
+    );
+    assert!(
+        err.contains("more errors (--max-errors 100; 0 shows all)"),
+        "{}",
+        &err[err.len().saturating_sub(500)..]
+    );
+    let out = p.run(&["check", "big.bop", "--color", "never", "--max-errors", "3"]);
+    assert_eq!(stderr(&out).matches("error[E").count(), 3);
+    let out = p.run(&["check", "big.bop", "--color", "never", "--max-errors", "0"]);
+    assert!(stderr(&out).matches("error[E").count() > 100);
+}

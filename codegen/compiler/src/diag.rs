@@ -418,7 +418,7 @@ impl Diagnostic {
             BOLD,
             &format!(
                 "{}:{}:{}: ",
-                sources.path(self.span.source),
+                escape_controls(sources.path(self.span.source)),
                 pos.line,
                 pos.column
             ),
@@ -461,7 +461,7 @@ impl Diagnostic {
                 let p = sources.line_col(label.span.source, label.span.start);
                 out.push_str(&format!(
                     "  --> {}:{}:{}\n",
-                    sources.path(label.span.source),
+                    escape_controls(sources.path(label.span.source)),
                     p.line,
                     p.column
                 ));
@@ -550,6 +550,51 @@ impl Style {
     }
 }
 
+/// The most columns of a source line a snippet shows; a longer line is cut around the span.
+pub const MAX_SNIPPET_COLUMNS: usize = 120;
+/// Columns shown before the span when a long line is cut.
+const SNIPPET_CONTEXT: usize = 40;
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// How one character of a source line is shown: tabs as four spaces, control characters
+/// (NUL, escape, ...) as `\u{..}` escapes so they cannot act on the terminal.
+fn shown_char<'t>(ch: char, text: &'t str) -> std::borrow::Cow<'t, str> {
+    if ch == '\t' {
+        "    ".into()
+    } else if ch.is_control() {
+        ch.escape_unicode().to_string().into()
+    } else {
+        text.into()
+    }
+}
+
+/// `text` with control characters escaped, for paths and other names printed in a
+/// diagnostic.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(char::is_control) {
+        text.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
+    }
+}
+
 /// Renders the source line of `span` (when `with_line`) and a row of marks under the span.
 #[allow(clippy::too_many_arguments)]
 fn render_snippet(
@@ -571,27 +616,67 @@ fn render_snippet(
     }
     let start = file.line_col(span.start);
     let line_text = file.line_text(start.line);
-    // Expand tabs so the underline lines up.
-    let mut shown = String::new();
-    let mut col_before = 0usize;
-    let mut width = 0usize;
+    // Each character as shown (tabs expanded so the underline lines up, control characters
+    // escaped), with the columns it takes.
     let line_start = file.line_start(start.line) as usize;
     let span_start = span.start as usize;
     let span_end = (span.end as usize).max(span_start);
-    for (i, ch) in line_text.char_indices() {
+    // On a long line only the bytes around the span are looked at (a few hundred, however
+    // long the line), so each snippet costs the same on a 4 MiB line as on a short one.
+    let (lo, hi) = if line_text.len() > MAX_SNIPPET_COLUMNS * 4 {
+        let lo = span_start
+            .saturating_sub(line_start)
+            .saturating_sub(SNIPPET_CONTEXT * 4);
+        let hi = (lo + MAX_SNIPPET_COLUMNS * 8).min(line_text.len());
+        (floor_boundary(line_text, lo), floor_boundary(line_text, hi))
+    } else {
+        (0, line_text.len())
+    };
+    let mut pieces: Vec<(std::borrow::Cow<'_, str>, usize)> = Vec::new();
+    let mut col_before = 0usize;
+    let mut width = 0usize;
+    let mut total = 0usize;
+    for (i, ch) in line_text[lo..hi].char_indices() {
+        let i = lo + i;
         let at = line_start + i;
-        let w = if ch == '\t' { 4 } else { 1 };
-        if ch == '\t' {
-            shown.push_str("    ");
-        } else {
-            shown.push(ch);
-        }
+        let piece = shown_char(ch, &line_text[i..i + ch.len_utf8()]);
+        let w = piece.chars().count();
         if at < span_start {
             col_before += w;
         } else if at < span_end {
             width += w;
         }
+        total += w;
+        pieces.push((piece, w));
     }
+    // A long line is cut to a window around the span, marked with `...`.
+    let (from, to) = if total > MAX_SNIPPET_COLUMNS {
+        let from = col_before.saturating_sub(SNIPPET_CONTEXT);
+        (from, (from + MAX_SNIPPET_COLUMNS).min(total))
+    } else {
+        (0, total)
+    };
+    let mut shown = String::new();
+    let cut_before = from > 0 || lo > 0;
+    if cut_before {
+        shown.push_str("...");
+    }
+    let mut col = 0usize;
+    for (piece, w) in &pieces {
+        if col >= from && col + w <= to {
+            shown.push_str(piece);
+        }
+        col += w;
+        if col >= to {
+            break;
+        }
+    }
+    if to < total || hi < line_text.len() {
+        shown.push_str("...");
+    }
+    let lead = if cut_before { 3 } else { 0 };
+    let width = width.min(to.saturating_sub(col_before).max(1));
+    let col_before = col_before - from + lead;
     let width = width.max(1);
     let number = start.line.to_string();
     let pad = " ".repeat(number.len());
@@ -805,6 +890,49 @@ mod tests {
         assert_eq!(v["severity"], "warning");
         assert_eq!(v["code"], "W003");
         assert_eq!(v["message"], "say \"hi\"");
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_span() {
+        let mut map = SourceMap::new();
+        let line = format!("struct S {{ {} x: int24; }}\n", "a: int32; ".repeat(40_000));
+        let at = line.find("int24").unwrap() as u32;
+        let id = map.add("t.bop", line);
+        let d = Diagnostic::error(
+            Code::E040,
+            Span::new(id, at, at + 5),
+            "unknown type 'int24'",
+        );
+        let text = d.render(&map, false);
+        assert!(text.len() < 400, "{} bytes", text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        let (source, marks) = (lines[1], lines[2]);
+        assert!(
+            source.starts_with("1 | ...") && source.ends_with("x: int24; }"),
+            "{source}"
+        );
+        let col = marks.find('^').unwrap();
+        assert_eq!(&source[col..col + 5], "int24", "{text}");
+        assert_eq!(marks.matches('^').count(), 5);
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let mut map = SourceMap::new();
+        let id = map.add(
+            "t\u{1b}[31m.bop",
+            "struct S { x\u{0}: int32; }\n".to_string(),
+        );
+        let d = Diagnostic::error(Code::E040, Span::new(id, 11, 13), "bad name");
+        let text = d.render(&map, false);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{0}'),
+            "{text:?}"
+        );
+        assert!(text.starts_with("t\\u{1b}[31m.bop:1:12"), "{text}");
+        assert!(text.contains("1 | struct S { x\\u{0}: int32; }"), "{text}");
+        // The underline covers the escaped form.
+        assert!(text.contains("  |            ^^^^^^\n"), "{text}");
     }
 
     #[test]

@@ -307,6 +307,19 @@ impl DefKind {
             DefKind::Decorator => "decorator",
         }
     }
+
+    /// The kind's name with its article, for messages: "an enum", "a struct".
+    pub fn with_article(self) -> &'static str {
+        match self {
+            DefKind::Enum => "an enum",
+            DefKind::Struct => "a struct",
+            DefKind::Message => "a message",
+            DefKind::Union => "a union",
+            DefKind::Service => "a service",
+            DefKind::Const => "a const",
+            DefKind::Decorator => "a decorator",
+        }
+    }
 }
 
 /// Streaming modes of service methods (values as in the descriptor's `MethodType`).

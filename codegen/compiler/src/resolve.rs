@@ -382,18 +382,44 @@ enum FileText {
     Static(&'static str),
 }
 
+/// Reads at most [`MAX_FILE_SIZE`] bytes of `path`. The size the file system reports is not
+/// trusted (devices such as `/dev/zero`, FIFOs and `/proc` files report 0 or nothing): at most
+/// the limit and one byte more are ever read.
 fn read_limited(path: &FsPath) -> Result<Vec<u8>, String> {
+    read_at_most(path, MAX_FILE_SIZE)
+}
+
+/// Reads `path` whole if it holds at most `limit` bytes; reads no more than `limit + 1`
+/// bytes to find out.
+pub fn read_at_most(path: &FsPath, limit: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let too_large = || {
+        if limit >= 1024 * 1024 {
+            format!("the file is larger than {} MiB", limit / (1024 * 1024))
+        } else {
+            format!("the file is larger than {limit} bytes")
+        }
+    };
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if meta.is_dir() {
         return Err("it is a directory".into());
     }
-    if meta.len() > MAX_FILE_SIZE as u64 {
-        return Err(format!(
-            "the file is larger than {} MiB",
-            MAX_FILE_SIZE / (1024 * 1024)
-        ));
+    if meta.is_file() && meta.len() > limit as u64 {
+        return Err(too_large());
     }
-    std::fs::read(path).map_err(|e| e.to_string())
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(if meta.is_file() {
+        meta.len() as usize
+    } else {
+        0
+    });
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 // ---- symbols --------------------------------------------------------------------------

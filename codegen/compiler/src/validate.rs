@@ -198,9 +198,9 @@ impl<'a> Lower<'a, '_> {
                             Code::E045,
                             path.span,
                             format!(
-                                "'{}' is a {} and cannot be used as a type",
+                                "'{}' is {} and cannot be used as a type",
                                 sym.fqn,
-                                kind.name()
+                                kind.with_article()
                             ),
                         )
                         .with_label(sym.item.name.span, "defined here");
@@ -244,7 +244,11 @@ impl<'a> Lower<'a, '_> {
                 let d = Diagnostic::error(
                     Code::E080,
                     u.name.span,
-                    format!("'{}' is a {}, not a decorator", sym.fqn, sym.kind.name()),
+                    format!(
+                        "'{}' is {}, not a decorator",
+                        sym.fqn,
+                        sym.kind.with_article()
+                    ),
                 )
                 .with_label(sym.item.name.span, "defined here");
                 self.diags.push(d);
@@ -753,9 +757,9 @@ impl<'a> Lower<'a, '_> {
                                     .to_string()
                             } else {
                                 format!(
-                                    "a union branch must be a struct or message, but '{}' is a {}",
+                                    "a union branch must be a struct or message, but '{}' is {}",
                                     ts.fqn,
-                                    kind.name()
+                                    kind.with_article()
                                 )
                             };
                             self.diags.push(
@@ -801,7 +805,7 @@ impl<'a> Lower<'a, '_> {
                         let d = Diagnostic::error(
                             Code::E072,
                             m.span,
-                            format!("'{}' is a {}, not a service", ts.fqn, ts.kind.name()),
+                            format!("'{}' is {}, not a service", ts.fqn, ts.kind.with_article()),
                         )
                         .with_label(ts.item.name.span, "defined here");
                         self.diags.push(d);

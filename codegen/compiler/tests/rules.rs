@@ -630,6 +630,27 @@ fn invalid_utf8_is_rejected() {
     );
 }
 
+/// Invalid UTF-8 inside a comment (line or block, doc or not) is an error too (SPEC.md
+/// section 2), at the comment's line.
+#[test]
+fn invalid_utf8_in_comments_is_rejected() {
+    for text in [
+        &b"struct S {}\n// caf\xe9\n"[..],
+        &b"struct S {}\n/* caf\xe9 */\n"[..],
+        &b"/// caf\xe9\nstruct S {}\n"[..],
+    ] {
+        let r = Compiler::new().compile_in_memory(&[("bad.bop", text)], &["bad.bop"]);
+        let first = r.diagnostics.first().expect("an error");
+        assert_eq!(first.code, Code::E001, "{text:?}");
+        let line = r.sources.line_col(first.span.source, first.span.start).line;
+        assert_eq!(
+            line,
+            if text.starts_with(b"///") { 1 } else { 2 },
+            "{text:?}"
+        );
+    }
+}
+
 #[test]
 fn deprecated_aliases_and_readonly() {
     assert_eq!(

@@ -171,8 +171,19 @@ pub(crate) fn limit_failure(
     hit: LimitHit,
     instructions: u64,
     memory: usize,
+    budget: &crate::Budget,
 ) -> DecoratorMessage {
     let what = match hit {
+        LimitHit::Budget { line } => {
+            let at = line
+                .map(|l| format!(" (stopped at line {l} of the block)"))
+                .unwrap_or_default();
+            format!(
+                "used up the Lua budget of the whole compilation{at}: {}; decorators together may run {}",
+                budget.spent_text(),
+                budget.limit_text()
+            )
+        }
         LimitHit::Instructions { line } => {
             let at = line
                 .map(|l| format!(", stopped at line {l} of the block"))

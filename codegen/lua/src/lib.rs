@@ -99,7 +99,10 @@
 //! Each block may run [`Limits::instructions`] VM instructions (10 million by default) and
 //! the state may hold [`Limits::memory`] bytes (16 MiB). Going past either stops the block
 //! with an `E089` error naming the decorator and the element it is applied to; `pcall`
-//! cannot catch these errors. Library loops that the instruction hook cannot see are
+//! cannot catch these errors. All blocks of one compilation share a budget on top
+//! ([`Limits::total_instructions`], 200 million, and [`Limits::total_time`], 30 s), so many
+//! usages that each loop up to the block limit cannot stall a build: the block that spends it
+//! fails with an error that names it, and every later block fails at once. Library loops that the instruction hook cannot see are
 //! counted too: `table.insert`, `table.remove` and `table.move` are written in Lua, and
 //! `string.find`, `match`, `gmatch` and `gsub` use a matcher that charges its steps to the
 //! same budget, so a catastrophic pattern ends like an endless loop does.
@@ -123,6 +126,10 @@ mod sandbox;
 mod scalars;
 mod table_loops;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
 use bebopc::decorator::{DecoratorCall, DecoratorMessage, DecoratorOutcome, DecoratorRuntime};
 use bebopc::diag::Severity;
 use bebopc::source::Span;
@@ -142,6 +149,10 @@ pub struct Limits {
     pub instructions: u64,
     /// Bytes the Lua state of one usage may allocate.
     pub memory: usize,
+    /// VM instructions all blocks of one compilation may run together (`None`: no limit).
+    pub total_instructions: Option<u64>,
+    /// Wall-clock time all blocks of one compilation may take together (`None`: no limit).
+    pub total_time: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -149,14 +160,80 @@ impl Default for Limits {
         Limits {
             instructions: 10_000_000,
             memory: 16 << 20,
+            total_instructions: Some(200_000_000),
+            total_time: Some(Duration::from_secs(30)),
+        }
+    }
+}
+
+/// What the blocks of one compilation have used of [`Limits::total_instructions`] and
+/// [`Limits::total_time`], shared by every usage the runtime runs.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    instructions: Option<u64>,
+    time: Option<Duration>,
+    used: AtomicU64,
+    started: OnceLock<Instant>,
+}
+
+impl Budget {
+    fn new(limits: &Limits) -> Budget {
+        Budget {
+            instructions: limits.total_instructions,
+            time: limits.total_time,
+            used: AtomicU64::new(0),
+            started: OnceLock::new(),
+        }
+    }
+
+    /// Instructions left, and when time runs out; the clock starts at the first block.
+    fn left(&self) -> (u64, Option<Instant>) {
+        let started = *self.started.get_or_init(Instant::now);
+        let used = self.used.load(Ordering::Relaxed);
+        let left = self
+            .instructions
+            .map_or(u64::MAX, |t| t.saturating_sub(used));
+        (left, self.time.map(|t| started + t))
+    }
+
+    fn charge(&self, instructions: u64) {
+        self.used.fetch_add(instructions, Ordering::Relaxed);
+    }
+
+    pub(crate) fn spent_text(&self) -> String {
+        let elapsed = self.started.get().map(Instant::elapsed).unwrap_or_default();
+        format!(
+            "{} instructions in {:.1} s",
+            self.used.load(Ordering::Relaxed),
+            elapsed.as_secs_f64()
+        )
+    }
+
+    pub(crate) fn limit_text(&self) -> String {
+        match (self.instructions, self.time) {
+            (Some(i), Some(t)) => format!("{i} instructions and {} s", t.as_secs_f64()),
+            (Some(i), None) => format!("{i} instructions"),
+            (None, Some(t)) => format!("{} s", t.as_secs_f64()),
+            (None, None) => "without limit".to_string(),
         }
     }
 }
 
 /// Runs decorator blocks in sandboxed Lua 5.4; see the crate documentation.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// Besides the limits of each block, all blocks that one runtime value runs share the
+/// compilation's budget ([`Limits::total_instructions`], [`Limits::total_time`]): give each
+/// compilation its own runtime (as `bebopc` and `bebop-build` do).
+#[derive(Clone, Debug)]
 pub struct LuaRuntime {
     limits: Limits,
+    budget: Arc<Budget>,
+}
+
+impl Default for LuaRuntime {
+    fn default() -> LuaRuntime {
+        LuaRuntime::with_limits(Limits::default())
+    }
 }
 
 impl LuaRuntime {
@@ -165,21 +242,37 @@ impl LuaRuntime {
         LuaRuntime::default()
     }
 
-    /// Sets both limits.
+    /// Sets every limit.
     pub fn with_limits(limits: Limits) -> LuaRuntime {
-        LuaRuntime { limits }
+        LuaRuntime {
+            limits,
+            budget: Arc::new(Budget::new(&limits)),
+        }
+    }
+
+    /// Sets the compilation's budget: instructions and time all blocks may use together.
+    pub fn total_budget(self, instructions: Option<u64>, time: Option<Duration>) -> LuaRuntime {
+        LuaRuntime::with_limits(Limits {
+            total_instructions: instructions,
+            total_time: time,
+            ..self.limits
+        })
     }
 
     /// Sets the instruction limit of one block.
-    pub fn instruction_limit(mut self, instructions: u64) -> LuaRuntime {
-        self.limits.instructions = instructions;
-        self
+    pub fn instruction_limit(self, instructions: u64) -> LuaRuntime {
+        LuaRuntime::with_limits(Limits {
+            instructions,
+            ..self.limits
+        })
     }
 
     /// Sets the memory limit of one usage, in bytes.
-    pub fn memory_limit(mut self, bytes: usize) -> LuaRuntime {
-        self.limits.memory = bytes;
-        self
+    pub fn memory_limit(self, bytes: usize) -> LuaRuntime {
+        LuaRuntime::with_limits(Limits {
+            memory: bytes,
+            ..self.limits
+        })
     }
 
     /// The limits in force.
@@ -198,7 +291,8 @@ impl LuaRuntime {
         span: Span,
         messages: &mut Vec<DecoratorMessage>,
     ) -> Option<mlua::Value> {
-        sandbox::begin_block(lua);
+        let (budget_left, deadline) = self.budget.left();
+        sandbox::begin_block(lua, budget_left, deadline);
         let names: Vec<&str> = ["self", "target"]
             .into_iter()
             .chain(
@@ -221,6 +315,7 @@ impl LuaRuntime {
             function.call::<mlua::Value>(args)
         });
         let ended = sandbox::end_block(lua);
+        self.budget.charge(ended.used);
         let (error_raised, limit) = (ended.error_raised, ended.limit);
         for m in ended.messages {
             messages.push(diagnostics::recorded(call, m.severity, m.message, m.span));
@@ -252,6 +347,7 @@ impl LuaRuntime {
                         hit,
                         self.limits.instructions,
                         self.limits.memory,
+                        &self.budget,
                     ));
                 } else if !error_raised {
                     messages.push(diagnostics::lua_failure(call, block, span, source, &err));

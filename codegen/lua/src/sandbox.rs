@@ -59,6 +59,11 @@ pub(crate) enum LimitHit {
     },
     /// The memory limit was reached.
     Memory,
+    /// The compilation's budget (all blocks together) ran out during this block.
+    Budget {
+        /// 1-based line in the block, when Lua knew it.
+        line: Option<usize>,
+    },
 }
 
 /// A position given by Lua code to `error` or `warn`, read from a span table.
@@ -102,6 +107,11 @@ pub(crate) struct RunState {
     pub dropped: usize,
     /// The memory limit, for buffers built outside Lua's heap.
     pub memory_limit: usize,
+    /// Instructions left in the compilation's budget when the block started; past it the
+    /// block stops with [`LimitHit::Budget`].
+    pub budget_left: u64,
+    /// When the compilation's time budget ends.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl RunState {
@@ -109,10 +119,16 @@ impl RunState {
     pub(crate) fn charge(&mut self, n: u64, line: Option<usize>) -> Result<(), mlua::Error> {
         if self.limit.is_none() {
             self.used = self.used.saturating_add(n);
-            if self.used <= self.instruction_limit {
+            let out_of_time = self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d);
+            if self.used > self.budget_left || out_of_time {
+                self.limit = Some(LimitHit::Budget { line });
+            } else if self.used > self.instruction_limit {
+                self.limit = Some(LimitHit::Instructions { line });
+            } else {
                 return Ok(());
             }
-            self.limit = Some(LimitHit::Instructions { line });
         }
         Err(mlua::Error::runtime(INSTRUCTION_LIMIT_ERROR))
     }
@@ -225,6 +241,8 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<Lua> {
         error_raised: false,
         dropped: 0,
         memory_limit: limits.memory,
+        budget_left: u64::MAX,
+        deadline: None,
     });
 
     install_helpers(&lua)?;
@@ -282,9 +300,12 @@ pub(crate) fn new_state(limits: &Limits) -> mlua::Result<Lua> {
     Ok(lua)
 }
 
-/// Resets the per-block bookkeeping before a block runs.
-pub(crate) fn begin_block(lua: &Lua) {
+/// Resets the per-block bookkeeping before a block runs, with `budget_left` instructions
+/// and until `deadline` left of the compilation's budget.
+pub(crate) fn begin_block(lua: &Lua, budget_left: u64, deadline: Option<std::time::Instant>) {
     if let Some(mut state) = lua.app_data_mut::<RunState>() {
+        state.budget_left = budget_left;
+        state.deadline = deadline;
         state.used = 0;
         state.limit = None;
         state.messages.clear();
@@ -304,6 +325,8 @@ pub(crate) struct BlockEnd {
     pub error_raised: bool,
     /// The limit that stopped the block.
     pub limit: Option<LimitHit>,
+    /// Instructions the block ran (to the nearest hook interval).
+    pub used: u64,
 }
 
 /// Collects what a block left behind.
@@ -314,6 +337,7 @@ pub(crate) fn end_block(lua: &Lua) -> BlockEnd {
             dropped: state.dropped,
             error_raised: state.error_raised,
             limit: state.limit,
+            used: state.used,
         },
         None => BlockEnd::default(),
     }

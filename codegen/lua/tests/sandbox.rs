@@ -443,3 +443,73 @@ fn the_standard_library_still_works() {
          if ok2 or not e2:find('attempt to index') then error('pcall: ' .. tostring(e2)) end",
     );
 }
+
+/// A schema with `n` fields, each carrying the looping decorator `spin`.
+fn many_spinning_usages(n: usize) -> String {
+    let fields: String = (0..n)
+        .map(|i| format!("    @spin\n    f{i}: int32;\n"))
+        .collect();
+    format!(
+        "#decorator(spin) {{\n    targets = FIELD\n    validate [[\n while true do end\n    ]]\n}}\n\nstruct S {{\n{fields}}}\n"
+    )
+}
+
+/// The compilation's budget: 1,000 usages that each loop to the block limit end after the
+/// budget's worth of instructions, the block that spends it says so (naming its decorator
+/// and field), and every later block fails at once instead of running its own limit.
+#[test]
+fn the_compilation_budget_bounds_many_looping_usages() {
+    let runtime = LuaRuntime::new()
+        .instruction_limit(1_000_000)
+        .total_budget(Some(5_000_000), Some(Duration::from_secs(60)));
+    let start = Instant::now();
+    let d = diags(&compile_with(runtime, &many_spinning_usages(1000)));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        start.elapsed()
+    );
+    let per_block = d
+        .iter()
+        .filter(|e| e.3.contains("1000000 Lua instructions"))
+        .count();
+    let budget: Vec<_> = d
+        .iter()
+        .filter(|e| e.3.contains("Lua budget of the whole compilation"))
+        .collect();
+    assert!(
+        (4..=5).contains(&per_block),
+        "{per_block} blocks ran to their own limit"
+    );
+    // Every usage is reported, up to the 500 diagnostics kept per file.
+    assert_eq!(per_block + budget.len(), 500);
+    assert!(d.iter().any(|e| e.3.contains("too many diagnostics")));
+    assert!(
+        budget[0].3.contains("decorator 'spin' on field 'f"),
+        "{}",
+        budget[0].3
+    );
+    assert!(
+        budget[0].3.contains("5000000 instructions"),
+        "{}",
+        budget[0].3
+    );
+}
+
+/// A time budget stops the compilation's Lua too, however many instructions are left.
+#[test]
+fn the_compilation_time_budget_bounds_lua() {
+    let runtime = LuaRuntime::new().total_budget(None, Some(Duration::from_millis(300)));
+    let start = Instant::now();
+    let d = diags(&compile_with(runtime, &many_spinning_usages(200)));
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(
+        d.iter()
+            .any(|e| e.3.contains("Lua budget of the whole compilation")),
+        "{d:#?}"
+    );
+}

@@ -20,8 +20,9 @@ pub struct RunOptions {
     /// How much of the plugin's stderr is kept (its end, where a crash report usually is).
     /// Default: 64 KiB.
     pub max_stderr_bytes: usize,
-    /// Kill the plugin and fail with [`PluginError::TimedOut`] when it has not exited this
-    /// long after it was started. Default: none.
+    /// Kill the plugin (with every process it started) and fail with
+    /// [`PluginError::TimedOut`] when it has not exited and closed its output this long after
+    /// it was started. Default: [`RunOptions::DEFAULT_TIMEOUT`]; `None` waits for ever.
     pub timeout: Option<Duration>,
     /// The plugin's working directory; the compiler's when `None`.
     pub working_dir: Option<PathBuf>,
@@ -32,6 +33,8 @@ impl RunOptions {
     pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 1 << 30;
     /// The default stderr kept: 64 KiB.
     pub const DEFAULT_MAX_STDERR_BYTES: usize = 64 << 10;
+    /// The default time limit: 60 s.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 }
 
 impl Default for RunOptions {
@@ -39,7 +42,7 @@ impl Default for RunOptions {
         RunOptions {
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
             max_stderr_bytes: Self::DEFAULT_MAX_STDERR_BYTES,
-            timeout: None,
+            timeout: Some(Self::DEFAULT_TIMEOUT),
             working_dir: None,
         }
     }
@@ -124,6 +127,10 @@ impl Plugin {
         if let Some(dir) = &options.working_dir {
             command.current_dir(dir);
         }
+        // A process group of its own, so that a timeout kills whatever the plugin started
+        // too (a child holding the output pipe would otherwise outlive it).
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let child = command.spawn().map_err(|source| PluginError::Spawn {
             plugin: self.name.clone(),
             path: self.path.clone(),
@@ -249,11 +256,18 @@ struct RawOutput {
 }
 
 /// Kills and reaps the child unless it was already waited for, so no early return leaves a
-/// plugin running.
+/// plugin running. On Unix the plugin leads a process group of its own, and the whole group
+/// is killed: processes the plugin started go too.
 struct KillOnDrop(Child);
 
 impl KillOnDrop {
     fn kill(&mut self) {
+        #[cfg(unix)]
+        {
+            // Errors mean the group is gone already.
+            let group = rustix::process::Pid::from_child(&self.0);
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
         // Errors mean the process already exited; reaping it is all that is left.
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -262,8 +276,15 @@ impl KillOnDrop {
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            self.kill();
+        match self.0.try_wait() {
+            Ok(None) => self.kill(),
+            // The plugin exited; anything it left behind in its group goes now.
+            #[cfg(unix)]
+            Ok(Some(_)) => {
+                let group = rustix::process::Pid::from_child(&self.0);
+                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            }
+            _ => {}
         }
     }
 }

@@ -340,16 +340,17 @@ fn a_flooding_plugin_is_cut_off() {
     );
 }
 
-#[test]
-fn a_hanging_plugin_times_out() {
-    let plugins = Plugins::install(&["hang"]);
+/// Runs the test plugin in `mode` with a time limit of `ms`; returns its error, checking
+/// that it came as a time-out well within 10 s.
+fn run_until_timeout(mode: &str, ms: u64) -> PluginError {
+    let plugins = Plugins::install(&[mode]);
     let options = RunOptions {
-        timeout: Some(Duration::from_millis(500)),
+        timeout: Some(Duration::from_millis(ms)),
         ..RunOptions::default()
     };
     let started = Instant::now();
     let err = plugins
-        .plugin("hang")
+        .plugin(mode)
         .run_with_bytes(reference_request("struct"), &options)
         .expect_err("times out");
     assert!(matches!(err, PluginError::TimedOut { .. }), "{err}");
@@ -358,6 +359,12 @@ fn a_hanging_plugin_times_out() {
         "took {:?}",
         started.elapsed()
     );
+    err
+}
+
+#[test]
+fn a_hanging_plugin_times_out() {
+    let err = run_until_timeout("hang", 500);
     assert!(
         err.to_string().contains("did not finish within 500ms"),
         "{err}"
@@ -392,4 +399,54 @@ fn large_requests_and_responses_do_not_deadlock() {
         "{}",
         output.stderr
     );
+}
+
+/// A plugin that closes its output but never exits is killed at the time limit.
+#[test]
+fn a_plugin_that_closes_stdout_and_lingers_times_out() {
+    run_until_timeout("linger", 500);
+}
+
+/// A plugin that exits leaving a process behind that holds its output pipe: the run ends at
+/// the time limit, and that process is killed with the plugin's process group.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_leftover_process_holding_the_pipe_is_killed() {
+    let err = run_until_timeout("orphan", 800);
+    let PluginError::TimedOut { stderr, .. } = &err else {
+        panic!("expected a time-out, got {err}");
+    };
+    let pid: u32 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("orphan pid "))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no pid in stderr {stderr:?}"));
+    // Killed: gone, or a zombie waiting for its parent (init) to reap it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let alive = state
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X");
+        if !alive {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} still runs: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The default options carry a time limit, so no plugin can hang a build for ever.
+#[test]
+fn runs_have_a_time_limit_by_default() {
+    assert_eq!(
+        RunOptions::default().timeout,
+        Some(RunOptions::DEFAULT_TIMEOUT)
+    );
+    assert_eq!(RunOptions::DEFAULT_TIMEOUT, Duration::from_secs(60));
 }

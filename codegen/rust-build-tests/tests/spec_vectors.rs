@@ -233,3 +233,21 @@ fn uuid_and_bfloat16_array() {
     };
     assert_eq!(o.as_view().encode_to_vec().unwrap(), unhex(hex));
 }
+
+/// A message whose declared length ends before its end marker ends there (SPEC.md section 2),
+/// length 0 included, for generated views and owned types alike; a field cut off by the
+/// length is still an error.
+#[test]
+fn messages_without_an_end_marker_end_at_their_length() {
+    let cut = unhex("05000000 01 2a000000");
+    let view = spec::UserRequest::from_bytes(&cut).unwrap();
+    assert_eq!((view.user_id, view.include_profile), (Some(42), None));
+    let o = owned::UserRequest::from_bytes(&cut).unwrap();
+    assert_eq!(o.user_id, Some(42));
+    assert_eq!(
+        spec::UserRequest::from_bytes(&unhex("00000000")).unwrap(),
+        spec::UserRequest::default()
+    );
+    let err = spec::UserRequest::from_bytes(&unhex("03000000 01 2a00")).unwrap_err();
+    assert_eq!(err.kind(), bebop::ErrorKind::UnexpectedEnd);
+}

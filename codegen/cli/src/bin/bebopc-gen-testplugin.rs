@@ -16,6 +16,7 @@
 //! - `diag-error`: a normal response plus an error diagnostic;
 //! - `evil`: a file named `../escape.txt`;
 //! - `garbage`: stdout that is not a response;
+//! - `hang`: never answers nor exits (after reading the request);
 //! - `rust`: answers with `bebop_codegen_rust::respond`, as `bebopc-gen-rust` does: the
 //!   tests compare bebopc's built-in Rust generator with the same code run as a plugin.
 
@@ -107,6 +108,12 @@ fn main() {
         "garbage" => {
             let _ = std::io::stdout().write_all(b"this is not a response");
             return;
+        }
+        "hang" => {
+            eprintln!("testplugin: hanging on purpose");
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
         }
         "error" => {
             response.error = Some("these schemas are not supported".into());

@@ -14,8 +14,9 @@
 //! `later`), `crash` (stderr and exit status 3), `garbage` (stdout that is not a response),
 //! `empty` (no output), `evil` (a file named `../evil.txt`), `absolute` (`/tmp/...`),
 //! `error` (the response's `error` field), `missing-point` (an insertion at an unknown point),
-//! `flood` (endless stdout), `hang` (never exits), `bigwrite` (writes a 4 MiB response before
-//! reading its input).
+//! `flood` (endless stdout), `hang` (never exits), `linger` (closes stdout, never exits),
+//! `orphan` (leaves a process holding stdout behind and exits), `bigwrite` (writes a 4 MiB
+//! response before reading its input).
 
 use std::io::{Read, Write};
 
@@ -42,6 +43,15 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// Closes the stdout pipe for real while the process goes on: file descriptor 1 becomes
+/// `/dev/null` (dropping std's `Stdout` handle does not close it).
+fn close_stdout() {
+    #[cfg(unix)]
+    if let Ok(null) = std::fs::File::create("/dev/null") {
+        let _ = rustix::stdio::dup2_stdout(&null);
+    }
 }
 
 fn file(name: Option<&str>, point: Option<&str>, content: String) -> GeneratedFile {
@@ -72,6 +82,20 @@ fn run(mode: &str) -> Result<(), Box<dyn std::error::Error>> {
         "hang" => loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         },
+        "linger" => {
+            // Closes stdout at once (an empty response) and keeps running.
+            close_stdout();
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        "orphan" => {
+            // Starts a process that inherits stdout and stderr and outlives the plugin, says
+            // its pid on stderr, and exits without answering.
+            let child = std::process::Command::new("sleep").arg("3600").spawn()?;
+            eprintln!("orphan pid {}", child.id());
+            return Ok(());
+        }
         "flood" => {
             let chunk = vec![0u8; 1 << 16];
             let mut out = std::io::stdout().lock();
