@@ -456,7 +456,17 @@ impl Diagnostic {
                 false,
             );
         }
-        for label in self.labels.iter().filter(|l| !same_line(l)) {
+        // Labels on other lines in source order: the primary file first, then by file and
+        // position, whatever order the checks added them in.
+        let mut others: Vec<&Label> = self.labels.iter().filter(|l| !same_line(l)).collect();
+        others.sort_by_key(|l| {
+            (
+                l.span.source != self.span.source,
+                l.span.source,
+                l.span.start,
+            )
+        });
+        for label in others {
             if label.span.source != self.span.source {
                 let p = sources.line_col(label.span.source, label.span.start);
                 out.push_str(&format!(
@@ -914,6 +924,23 @@ mod tests {
         let col = marks.find('^').unwrap();
         assert_eq!(&source[col..col + 5], "int24", "{text}");
         assert_eq!(marks.matches('^').count(), 5);
+    }
+
+    #[test]
+    fn labels_on_other_lines_come_in_source_order() {
+        let mut map = SourceMap::new();
+        let id = map.add("t.bop", "a\nb\nc\nd\n".to_string());
+        let d = Diagnostic::error(Code::E040, Span::new(id, 2, 3), "at b")
+            .with_label(Span::new(id, 6, 7), "at d")
+            .with_label(Span::new(id, 0, 1), "at a")
+            .with_label(Span::new(id, 4, 5), "at c");
+        let text = d.render(&map, false);
+        let (a, c, dd) = (
+            text.find("at a").unwrap(),
+            text.find("at c").unwrap(),
+            text.find("at d").unwrap(),
+        );
+        assert!(a < c && c < dd, "{text}");
     }
 
     #[test]
