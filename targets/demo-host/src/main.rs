@@ -15,7 +15,8 @@
 //! ```
 //!
 //! With `--check` every step is verified and the program exits non-zero on any failure:
-//! `scripts/qemu` runs it so on both machines.
+//! `scripts/qemu` runs it so on both machines. `DEMO_TRACE=1` prints every byte written to
+//! and read from the line.
 #![forbid(unsafe_code)]
 
 mod line;
