@@ -80,10 +80,6 @@ impl<C: Channel + ?Sized> Channel for &mut C {
 
 /// A [`Channel`] over a reliable byte stream (TCP, a pipe, a pty, a UART without losses):
 /// call headers and frames back to back, as RPC section 18 lays them out. Reads go through a
-/// [`StreamDecoder`], so the stream may deliver bytes in pieces of any size; the decoder's
-/// buffer of `N` bytes bounds the largest element.
-/// A [`Channel`] over a reliable byte stream (TCP, a pipe, a pty, a UART without losses):
-/// call headers and frames back to back, as RPC section 18 lays them out. Reads go through a
 /// [`StreamDecoder`], so the stream may deliver bytes in pieces of any size; its buffer of
 /// `N` bytes bounds the largest element (header included), and a larger one is refused and
 /// skipped without being buffered.
@@ -91,9 +87,55 @@ impl<C: Channel + ?Sized> Channel for &mut C {
 pub struct StreamChannel<T, const N: usize> {
     io: T,
     decoder: StreamDecoder<[u8; N]>,
-    ahead: [u8; 64],
+    ahead: ReadAhead<64>,
+}
+
+/// Bytes read from a stream and not yet taken: channels read in chunks and hand the bytes
+/// to their decoders as these want them.
+#[cfg(feature = "embedded-io")]
+pub(crate) struct ReadAhead<const N: usize> {
+    buf: [u8; N],
     start: usize,
     end: usize,
+}
+
+#[cfg(feature = "embedded-io")]
+impl<const N: usize> ReadAhead<N> {
+    pub(crate) const fn new() -> Self {
+        ReadAhead {
+            buf: [0; N],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// The bytes waiting.
+    pub(crate) fn pending(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Marks `n` waiting bytes taken.
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+    }
+
+    /// Forgets the waiting bytes.
+    pub(crate) fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+    }
+
+    /// Reads the next chunk from `io` (blocking until it has one); end of stream is
+    /// [`ChannelError::Closed`], a read error [`ChannelError::Io`].
+    pub(crate) fn refill<T: embedded_io::Read>(&mut self, io: &mut T) -> Result<(), ChannelError> {
+        let n = io.read(&mut self.buf).map_err(|_| ChannelError::Io)?;
+        if n == 0 {
+            return Err(ChannelError::Closed);
+        }
+        self.start = 0;
+        self.end = n;
+        Ok(())
+    }
 }
 
 #[cfg(feature = "embedded-io")]
@@ -103,9 +145,7 @@ impl<T: embedded_io::Read + embedded_io::Write, const N: usize> StreamChannel<T,
         StreamChannel {
             io,
             decoder: StreamDecoder::new([0; N]),
-            ahead: [0; 64],
-            start: 0,
-            end: 0,
+            ahead: ReadAhead::new(),
         }
     }
 
@@ -127,18 +167,10 @@ impl<T: embedded_io::Read + embedded_io::Write, const N: usize> Channel for Stre
         // known, and skipped.
         self.decoder.limit_to(buf.len());
         loop {
-            if self.start == self.end {
-                let n = self
-                    .io
-                    .read(&mut self.ahead)
-                    .map_err(|_| ChannelError::Io)?;
-                if n == 0 {
-                    return Err(ChannelError::Closed);
-                }
-                self.start = 0;
-                self.end = n;
+            if self.ahead.pending().is_empty() {
+                self.ahead.refill(&mut self.io)?;
             }
-            let mut input = &self.ahead[self.start..self.end];
+            let mut input = self.ahead.pending();
             let before = input.len();
             let done = match expect {
                 Expect::Frame => self.decoder.next_frame(&mut input).map(|f| f.is_some()),
@@ -147,7 +179,8 @@ impl<T: embedded_io::Read + embedded_io::Write, const N: usize> Channel for Stre
                     .next_call_header(&mut input)
                     .map(|h| h.is_some()),
             };
-            self.start += before - input.len();
+            let taken = before - input.len();
+            self.ahead.consume(taken);
             if !done.map_err(ChannelError::Refused)? {
                 continue;
             }

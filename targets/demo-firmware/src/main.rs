@@ -16,7 +16,7 @@ use bebop_core::Timestamp;
 use bebop_core::rpc::link::{LinkCounters, PacketChannel};
 use bebop_core::rpc::{
     CallContext, CallOutcome, CancelFlag, ChannelError, Clock, HEADER_SIZE, Server, ServerStream,
-    Status, StatusCode,
+    Status, StatusCode, status_name,
 };
 use cortex_m_rt::entry;
 use critical_section::Mutex;
@@ -298,10 +298,6 @@ fn main() -> ! {
             Err(e) => hprintln!("[fw] link: {}", e),
         }
     }
-}
-
-fn status_name(code: StatusCode) -> &'static str {
-    bebop_core::rpc::status_name(code)
 }
 
 #[panic_handler]

@@ -670,14 +670,21 @@ fn main() -> ExitCode {
         (None, None) => return ExitCode::from(2),
     };
     let started = Instant::now();
-    // A watchdog: a device that stops answering cannot hang the run.
+    // A watchdog: a device that stops answering cannot hang the run. It closes the line, so
+    // the client's next read fails and the run ends normally (QEMU is killed on the way
+    // out); exiting outright is only the last resort.
     let limit = args.timeout;
+    let line_handle = stream.try_clone().ok();
     std::thread::spawn(move || {
         std::thread::sleep(limit);
         eprintln!(
             "demo-host: no result after {} s: giving up",
             limit.as_secs()
         );
+        if let Some(s) = line_handle {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        std::thread::sleep(Duration::from_secs(15));
         std::process::exit(1);
     });
     let result = Line::new(stream, Duration::from_secs(5))

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::Args;
 
-/// QEMU running the firmware, with its console (semihosting) output echoed and kept.
+/// QEMU running the firmware (killed when dropped, so no early return or panic of the host,
+/// such as a closed stdout, leaves it running), with its console (semihosting) output echoed and kept.
 pub struct Qemu {
     child: Child,
     pub console: Arc<Mutex<Vec<String>>>,
@@ -106,6 +107,14 @@ impl Qemu {
     fn join_echoes(&mut self) {
         for handle in self.echoes.drain(..) {
             let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Qemu {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
         }
     }
 }

@@ -133,8 +133,8 @@ impl device::Handler for Probe {
         request: TelemetryRequest,
         responses: &mut ServerStream<'_>,
     ) -> Result<(), Status> {
-        let after = ctx.cursor() as u32;
-        for seq in after + 1..=request.count.unwrap_or(0) {
+        let after = u32::try_from(ctx.cursor()).unwrap_or(u32::MAX);
+        for seq in after.saturating_add(1)..=request.count.unwrap_or(0) {
             let t = Telemetry {
                 seq,
                 uptime_ms: 0,

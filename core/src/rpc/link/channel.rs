@@ -1,7 +1,7 @@
 //! [`PacketChannel`]: the blocking server's and client's [`Channel`] over a serial line.
 
 use super::{LinkError, PacketDecoder, write_packet};
-use crate::rpc::channel::{Channel, ChannelError, Expect};
+use crate::rpc::channel::{Channel, ChannelError, Expect, ReadAhead};
 use crate::rpc::frame::{HEADER_SIZE, ProtocolError};
 use crate::rpc::types::FrameHeader;
 
@@ -74,9 +74,7 @@ pub struct PacketChannel<T, const N: usize> {
     line: T,
     decoder: PacketDecoder<N>,
     /// Bytes read from the line and not yet fed to the decoder.
-    ahead: [u8; 32],
-    start: usize,
-    end: usize,
+    ahead: ReadAhead<32>,
     /// A packet that [`Channel::has_incoming`] completed and nobody has received yet.
     held: Option<Result<usize, LinkError>>,
     flushed: bool,
@@ -89,9 +87,7 @@ impl<T, const N: usize> PacketChannel<T, N> {
         PacketChannel {
             line,
             decoder: PacketDecoder::new(),
-            ahead: [0; 32],
-            start: 0,
-            end: 0,
+            ahead: ReadAhead::new(),
             held: None,
             flushed: false,
             counters: LinkCounters::default(),
@@ -117,17 +113,15 @@ impl<T, const N: usize> PacketChannel<T, N> {
     /// re-established, say); the next send flushes the receiver again.
     pub fn reset(&mut self) {
         self.decoder.reset();
-        self.start = 0;
-        self.end = 0;
+        self.ahead.clear();
         self.held = None;
         self.flushed = false;
     }
 
     /// Feeds buffered bytes to the decoder until a packet ends; counts it.
     fn feed_buffered(&mut self) -> Option<Result<usize, LinkError>> {
-        while self.start < self.end {
-            let byte = self.ahead[self.start];
-            self.start += 1;
+        while let Some(&byte) = self.ahead.pending().first() {
+            self.ahead.consume(1);
             if let Some(result) = self.decoder.push_len(byte) {
                 match result {
                     Ok(_) => self.counters.packets = self.counters.packets.wrapping_add(1),
@@ -216,15 +210,7 @@ where
             if let Some(result) = self.feed_buffered() {
                 return self.deliver(result, expect, buf);
             }
-            let n = self
-                .line
-                .read(&mut self.ahead)
-                .map_err(|_| ChannelError::Io)?;
-            if n == 0 {
-                return Err(ChannelError::Closed);
-            }
-            self.start = 0;
-            self.end = n;
+            self.ahead.refill(&mut self.line)?;
         }
     }
 
@@ -257,13 +243,9 @@ where
             if !self.line.read_ready().unwrap_or(false) {
                 return false;
             }
-            match self.line.read(&mut self.ahead) {
-                Ok(n) if n > 0 => {
-                    self.start = 0;
-                    self.end = n;
-                }
-                // Closed or failed: the next receive says so.
-                _ => return false,
+            // Closed or failed: the next receive says so.
+            if self.ahead.refill(&mut self.line).is_err() {
+                return false;
             }
         }
     }
