@@ -148,6 +148,20 @@ impl Config {
         self
     }
 
+    /// Also generate tokio services (`AsyncHandler`, `AsyncServer`, `AsyncClient` per
+    /// service) reaching `bebop-rpc` by `path` (usually `::bebop_rpc`), gated by `cfg` if
+    /// given. Needs [`owned_types`](Self::owned_types).
+    ///
+    /// ```
+    /// let mut config = bebop_build::Config::new();
+    /// config.owned_types(true).async_rpc("::bebop_rpc", Some(r#"feature = "rpc""#));
+    /// ```
+    pub fn async_rpc(&mut self, path: impl Into<String>, cfg: Option<&str>) -> &mut Config {
+        self.options.async_rpc = Some(path.into());
+        self.options.async_rpc_cfg = cfg.map(str::to_string);
+        self
+    }
+
     /// Whether to pipe the output through `rustfmt` (`$RUSTFMT`, else on `PATH`) when it is
     /// found (the default); otherwise the output is formatted by prettyplease alone.
     pub fn rustfmt(&mut self, on: bool) -> &mut Config {

@@ -56,6 +56,13 @@ pub struct Options {
     /// The name of the generated file; by default the one file to generate with `.rs` for
     /// `.bop`, or `bebop_generated.rs` when several files are generated together.
     pub file_name: Option<String>,
+    /// Also generate tokio services: an `AsyncHandler` trait, an `AsyncServer` and a typed
+    /// `AsyncClient` per service, reaching the async runtime (`bebop-rpc`) by this absolute
+    /// path, e.g. `::bebop_rpc`. Needs owned types. `None` (the default) for none.
+    pub async_rpc: Option<String>,
+    /// A `cfg` predicate gating the async services, such as `feature = "rpc"`; `None` for no
+    /// gate (the owned types' gate applies as well).
+    pub async_rpc_cfg: Option<String>,
 }
 
 impl Default for Options {
@@ -68,6 +75,8 @@ impl Default for Options {
             defmt: None,
             rustfmt: true,
             file_name: None,
+            async_rpc: None,
+            async_rpc_cfg: None,
         }
     }
 }
@@ -81,6 +90,8 @@ pub const OPTION_KEYS: &[&str] = &[
     "defmt",
     "rustfmt",
     "file",
+    "async_rpc",
+    "async_rpc_cfg",
 ];
 
 impl Options {
@@ -96,6 +107,8 @@ impl Options {
     /// | `defmt` | a cfg predicate, or empty for none |
     /// | `rustfmt` | `true` / `false` |
     /// | `file` | the output file name |
+    /// | `async_rpc` | the async runtime path (`::bebop_rpc`), or empty for none |
+    /// | `async_rpc_cfg` | a cfg predicate, or empty for none |
     ///
     /// Commas inside parentheses or double quotes do not separate pairs, so predicates like
     /// `all(feature = "a", feature = "b")` work. Unknown keys are errors.
@@ -165,6 +178,13 @@ impl Options {
                 }
             }
             "defmt" => self.defmt = cfg(value),
+            "async_rpc" => {
+                if !value.is_empty() {
+                    check_path("async_rpc", value)?;
+                }
+                self.async_rpc = cfg(value);
+            }
+            "async_rpc_cfg" => self.async_rpc_cfg = cfg(value),
             "rustfmt" => self.rustfmt = parse_bool(key, value)?,
             "file" => {
                 if value.is_empty() || value.starts_with('/') || value.split('/').any(|s| s == "..")
@@ -190,7 +210,20 @@ impl Options {
     /// parse as Rust.
     pub fn validate(&self) -> Result<(), GenerateError> {
         check_runtime_path(&self.runtime_path)?;
-        for (key, predicate) in [("owned_cfg", &self.owned_cfg), ("defmt", &self.defmt)] {
+        if let Some(path) = &self.async_rpc {
+            check_path("async_rpc", path)?;
+            if !self.owned_types {
+                return Err(GenerateError::option(
+                    "async_rpc",
+                    "async services take and return owned types: set `owned=true` too",
+                ));
+            }
+        }
+        for (key, predicate) in [
+            ("owned_cfg", &self.owned_cfg),
+            ("defmt", &self.defmt),
+            ("async_rpc_cfg", &self.async_rpc_cfg),
+        ] {
             if let Some(p) = predicate {
                 syn::parse_str::<syn::Meta>(p).map_err(|e| {
                     GenerateError::option(key, format!("`{p}` is not a cfg predicate: {e}"))
@@ -218,6 +251,10 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, GenerateError> {
 }
 
 fn check_runtime_path(value: &str) -> Result<(), GenerateError> {
+    check_path("runtime", value)
+}
+
+fn check_path(key: &str, value: &str) -> Result<(), GenerateError> {
     let ok = match syn::parse_str::<syn::Path>(value) {
         Ok(path) => {
             path.leading_colon.is_some()
@@ -229,7 +266,7 @@ fn check_runtime_path(value: &str) -> Result<(), GenerateError> {
         Ok(())
     } else {
         Err(GenerateError::option(
-            "runtime",
+            key,
             format!("`{value}` is not an absolute path like `::bebop_core` or `crate::rt`"),
         ))
     }

@@ -30,6 +30,8 @@ pub(crate) struct Emitter<'m, 'd> {
     pub rt: TokenStream,
     pub owned_cfg: Option<TokenStream>,
     pub defmt: Option<TokenStream>,
+    /// The async runtime path and its cfg gate, when async services are generated.
+    pub async_rpc: Option<(TokenStream, Option<TokenStream>)>,
 }
 
 /// A module of the output, with its items and child modules in first-use order.
@@ -81,6 +83,16 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 .as_deref()
                 .map(|p| parse_tokens("defmt", p))
                 .transpose()?,
+            async_rpc: match &opts.async_rpc {
+                Some(path) if opts.owned_types => Some((
+                    parse_tokens("async_rpc", path)?,
+                    opts.async_rpc_cfg
+                        .as_deref()
+                        .map(|p| parse_tokens("async_rpc_cfg", p))
+                        .transpose()?,
+                )),
+                _ => None,
+            },
         })
     }
 

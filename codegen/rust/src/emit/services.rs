@@ -37,6 +37,7 @@ impl Emitter<'_, '_> {
         let mut arms = Vec::new();
         let mut client_fns = Vec::new();
         let mut owned_client_fns = Vec::new();
+        let mut async_parts = Vec::new();
         for m in methods {
             let c = ident(&m.const_name);
             let kind = match m.method_type {
@@ -318,6 +319,19 @@ impl Emitter<'_, '_> {
                     });
                 }
             }
+            if let Some((ar, _)) = &self.async_rpc {
+                let owned_req = self.owned_ty(&inside, &m.request);
+                let owned_res = self.owned_ty(&inside, &m.response);
+                async_parts.push(async_method(
+                    ar,
+                    m.method_type,
+                    &c,
+                    &fn_name,
+                    &m.src_name,
+                    &owned_req,
+                    &owned_res,
+                ));
+            }
             for (suffix, alias, ty, text) in [
                 ("Request", &m.request_alias, &m.request, &m.request_text),
                 ("Response", &m.response_alias, &m.response, &m.response_text),
@@ -374,6 +388,7 @@ impl Emitter<'_, '_> {
         )]);
         let info_doc =
             Self::doc_lines(&["The discovery record of this service (method 0).".to_string()]);
+        let async_items = self.async_service(service_name, async_parts, list_allow.clone());
         Ok(quote! {
             #docs
             #deprecated
@@ -442,8 +457,264 @@ impl Emitter<'_, '_> {
                 }
 
                 #owned_client
+
+                #async_items
             }
         })
+    }
+
+    /// The tokio side of a service: `AsyncHandler`, `AsyncServer` and `AsyncClient`.
+    fn async_service(
+        &self,
+        service_name: &str,
+        parts: Vec<AsyncMethod>,
+        list_allow: Option<TokenStream>,
+    ) -> TokenStream {
+        let Some((ar, async_cfg)) = &self.async_rpc else {
+            return TokenStream::new();
+        };
+        let rt = &self.rt;
+        let cfgs = [self.owned_cfg.as_ref(), async_cfg.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|p| quote!(#[cfg(#p)]))
+            .collect::<TokenStream>();
+        let handler_fns = parts.iter().map(|p| &p.handler);
+        let arms = parts.iter().map(|p| &p.arm);
+        let client_fns = parts.iter().map(|p| &p.client);
+        let handler_doc = Self::doc_lines(&[
+            format!("The methods of `{service_name}` for a tokio server: implement them (with `async fn`) and register [`AsyncServer`] with a `Server`."),
+            String::new(),
+            "Requests and responses are owned types. An `Err` reaches the client as an `ERROR` frame with its status; a panic as `INTERNAL`.".to_string(),
+        ]);
+        let server_doc = Self::doc_lines(&[format!(
+            "Serves `{service_name}` with an [`AsyncHandler`]: pass it to `ServerBuilder::add_service`."
+        )]);
+        let client_doc = Self::doc_lines(&[format!(
+            "A typed async client of `{service_name}`, sharing one connection with every clone."
+        )]);
+        quote! {
+            #handler_doc
+            #cfgs
+            #list_allow
+            pub trait AsyncHandler: ::core::marker::Send + ::core::marker::Sync + 'static {
+                #(#handler_fns)*
+            }
+
+            #server_doc
+            #cfgs
+            #[derive(Debug)]
+            pub struct AsyncServer<H>(pub #ar::__private::Arc<H>);
+
+            #cfgs
+            impl<H> AsyncServer<H> {
+                /// Serves `handler`.
+                pub fn new(handler: H) -> Self {
+                    AsyncServer(#ar::__private::Arc::new(handler))
+                }
+            }
+
+            #cfgs
+            impl<H> ::core::clone::Clone for AsyncServer<H> {
+                fn clone(&self) -> Self {
+                    AsyncServer(::core::clone::Clone::clone(&self.0))
+                }
+            }
+
+            #cfgs
+            #list_allow
+            impl<H: AsyncHandler> #ar::Service for AsyncServer<H> {
+                fn info(&self) -> #rt::rpc::ServiceInfo<'static> {
+                    INFO
+                }
+
+                fn methods(&self) -> &'static [#rt::MethodInfo] {
+                    METHODS
+                }
+
+                fn call(
+                    &self,
+                    method: #rt::MethodInfo,
+                    call: #ar::ServerCall,
+                ) -> #ar::BoxFuture<'static, ()> {
+                    let handler = ::core::clone::Clone::clone(&self.0);
+                    match method {
+                        #(#arms)*
+                        other => ::std::boxed::Box::pin(call.reject(#ar::Status::not_found(
+                            ::std::format!("{} has no method {:#010x}", NAME, other.id),
+                        ))),
+                    }
+                }
+            }
+
+            #client_doc
+            #cfgs
+            #[derive(Clone, Debug)]
+            pub struct AsyncClient(pub #ar::Client);
+
+            #cfgs
+            #list_allow
+            impl AsyncClient {
+                /// A typed client over `client`'s connection.
+                pub fn new(client: #ar::Client) -> Self {
+                    AsyncClient(client)
+                }
+
+                #(#client_fns)*
+            }
+        }
+    }
+}
+
+/// The generated pieces of one method's async side.
+struct AsyncMethod {
+    handler: TokenStream,
+    arm: TokenStream,
+    client: TokenStream,
+}
+
+fn async_method(
+    ar: &TokenStream,
+    kind: MethodType,
+    c: &proc_macro2::Ident,
+    fn_name: &proc_macro2::Ident,
+    name: &str,
+    req: &TokenStream,
+    res: &TokenStream,
+) -> AsyncMethod {
+    let result = |ok: TokenStream| quote!(::core::result::Result<#ok, #ar::Status>);
+    let future = |ok: TokenStream| {
+        let r = result(ok);
+        quote!(impl ::core::future::Future<Output = #r> + ::core::marker::Send)
+    };
+    let hdoc = |extra: &str| {
+        let mut lines = vec![format!("Handles `{name}`.")];
+        if !extra.is_empty() {
+            lines.push(String::new());
+            lines.push(extra.to_string());
+        }
+        Emitter::doc_lines(&lines)
+    };
+    let cdoc = |extra: &str| Emitter::doc_lines(&[format!("Calls `{name}`{extra}.")]);
+    match kind {
+        MethodType::ServerStream => {
+            let doc = hdoc("Send the responses on `responses`; the stream ends when this returns.");
+            let fut = future(quote!(()));
+            let cd = cdoc("; read the responses from the returned stream");
+            AsyncMethod {
+                handler: quote! {
+                    #doc
+                    fn #fn_name(
+                        &self,
+                        ctx: &#ar::Context,
+                        request: #req,
+                        responses: #ar::ResponseSink<#res>,
+                    ) -> #fut;
+                },
+                arm: quote! {
+                    #c => call.server_stream(move |ctx, request, responses| async move {
+                        handler.#fn_name(&ctx, request, responses).await
+                    }),
+                },
+                client: quote! {
+                    #cd
+                    pub async fn #fn_name(
+                        &self,
+                        request: &#req,
+                        options: #ar::CallOptions,
+                    ) -> ::core::result::Result<#ar::Streaming<#res>, #ar::Status> {
+                        self.0.server_stream(#c.id, request, options).await
+                    }
+                },
+            }
+        }
+        MethodType::ClientStream => {
+            let doc = hdoc("Read the requests from `requests` (`requests.message().await`).");
+            let fut = future(res.clone());
+            let r = result(quote!(#ar::Response<#res>));
+            let cd = cdoc(" with the requests `requests` yields");
+            AsyncMethod {
+                handler: quote! {
+                    #doc
+                    fn #fn_name(
+                        &self,
+                        ctx: &#ar::Context,
+                        requests: #ar::Requests<#req>,
+                    ) -> #fut;
+                },
+                arm: quote! {
+                    #c => call.client_stream(move |ctx, requests| async move {
+                        handler.#fn_name(&ctx, requests).await
+                    }),
+                },
+                client: quote! {
+                    #cd
+                    pub async fn #fn_name<S>(&self, requests: S, options: #ar::CallOptions) -> #r
+                    where
+                        S: #ar::Stream<Item = #req> + ::core::marker::Send,
+                    {
+                        self.0.client_stream(#c.id, requests, options).await
+                    }
+                },
+            }
+        }
+        MethodType::DuplexStream => {
+            let doc = hdoc("Read the requests from `requests` and send responses on `responses`; the stream ends when this returns.");
+            let fut = future(quote!(()));
+            let cd = cdoc(": `requests` is sent as it yields; responses arrive on the returned stream");
+            AsyncMethod {
+                handler: quote! {
+                    #doc
+                    fn #fn_name(
+                        &self,
+                        ctx: &#ar::Context,
+                        requests: #ar::Requests<#req>,
+                        responses: #ar::ResponseSink<#res>,
+                    ) -> #fut;
+                },
+                arm: quote! {
+                    #c => call.duplex(move |ctx, requests, responses| async move {
+                        handler.#fn_name(&ctx, requests, responses).await
+                    }),
+                },
+                client: quote! {
+                    #cd
+                    pub async fn #fn_name<S>(
+                        &self,
+                        requests: S,
+                        options: #ar::CallOptions,
+                    ) -> ::core::result::Result<#ar::Streaming<#res>, #ar::Status>
+                    where
+                        S: #ar::Stream<Item = #req> + ::core::marker::Send + 'static,
+                    {
+                        self.0.duplex(#c.id, requests, options).await
+                    }
+                },
+            }
+        }
+        _ => {
+            let doc = hdoc("");
+            let fut = future(res.clone());
+            let r = result(quote!(#ar::Response<#res>));
+            let cd = cdoc("");
+            AsyncMethod {
+                handler: quote! {
+                    #doc
+                    fn #fn_name(&self, ctx: &#ar::Context, request: #req) -> #fut;
+                },
+                arm: quote! {
+                    #c => call.unary(move |ctx, request| async move {
+                        handler.#fn_name(&ctx, request).await
+                    }),
+                },
+                client: quote! {
+                    #cd
+                    pub async fn #fn_name(&self, request: &#req, options: #ar::CallOptions) -> #r {
+                        self.0.unary(#c.id, request, options).await
+                    }
+                },
+            }
+        }
     }
 }
 

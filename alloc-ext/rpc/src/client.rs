@@ -1,0 +1,758 @@
+//! The client: [`Client`] multiplexes any number of concurrent calls over one connection,
+//! each on its own odd stream id; [`Response`] and [`Streaming`] carry what comes back.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+use bebop::rpc::{Encoded, FrameFlags, HEADER_SIZE};
+use bebop::{Decode, Encode};
+use futures_core::Stream;
+use futures_util::StreamExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{CallOptions, instant_of};
+use crate::metadata::Metadata;
+use crate::status::Status;
+use crate::wire::{self, ElementReader, MUX_KEY, OwnedFrame, ReadError};
+
+/// Limits and queue sizes of a [`Client`] connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientLimits {
+    /// The largest response frame payload accepted; a larger one closes the connection.
+    pub max_frame_payload: usize,
+    /// Response frames waiting per call for the caller to read them; when full, the
+    /// connection stops reading.
+    pub response_queue: usize,
+    /// Encoded elements waiting to be written.
+    pub request_queue: usize,
+    /// How long the rest of a frame may take once its first byte arrived.
+    pub element_timeout: Duration,
+}
+
+impl Default for ClientLimits {
+    fn default() -> Self {
+        ClientLimits {
+            max_frame_payload: 4 << 20,
+            response_queue: 16,
+            request_queue: 64,
+            element_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+struct Shared {
+    out: mpsc::Sender<Vec<u8>>,
+    streams: Mutex<HashMap<u32, mpsc::Sender<OwnedFrame>>>,
+    /// Held while a stream id is taken and its opening frame queued, so that ids reach the
+    /// wire in increasing order.
+    open: Mutex<()>,
+    next_stream: AtomicU32,
+    closed: CancellationToken,
+    reason: Mutex<Option<Status>>,
+    limits: ClientLimits,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    fn gone(&self) -> Status {
+        lock(&self.reason)
+            .clone()
+            .unwrap_or_else(|| Status::unavailable("the connection closed"))
+    }
+
+    fn close(&self, reason: Status) {
+        lock(&self.reason).get_or_insert(reason);
+        self.closed.cancel();
+        lock(&self.streams).clear();
+    }
+}
+
+/// A client connection. Cheap to clone: clones share the connection, and calls from any
+/// number of tasks run concurrently over it. Generated `AsyncClient`s wrap one.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use bebop_rpc::{CallOptions, Client};
+///
+/// let client = Client::connect_tcp("127.0.0.1:7700").await?;
+/// let reply = client
+///     .unary::<str, String>(0x4d62_beb5, "Ada", CallOptions::new().timeout(Duration::from_secs(1)))
+///     .await?;
+/// println!("{}", reply.into_inner());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<Shared>,
+    handle: Arc<Handle>,
+}
+
+/// Closes the connection when the last client clone and call are gone (the connection's
+/// own tasks hold `Shared`, not this).
+struct Handle(CancellationToken);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects over TCP (with `TCP_NODELAY`).
+    pub async fn connect_tcp(addr: impl tokio::net::ToSocketAddrs) -> std::io::Result<Self> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Client::new(stream))
+    }
+
+    /// Connects to a Unix socket.
+    #[cfg(unix)]
+    pub async fn connect_unix(path: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        Ok(Client::new(tokio::net::UnixStream::connect(path).await?))
+    }
+
+    /// A client over any byte stream (a child process's pipes joined with
+    /// `tokio::io::join`, say), with default limits. Must be called within a tokio runtime:
+    /// it spawns the connection's reader and writer.
+    pub fn new<IO: AsyncRead + AsyncWrite + Send + 'static>(io: IO) -> Self {
+        Client::with_limits(io, ClientLimits::default())
+    }
+
+    /// A client with `limits`.
+    pub fn with_limits<IO: AsyncRead + AsyncWrite + Send + 'static>(
+        io: IO,
+        limits: ClientLimits,
+    ) -> Self {
+        let (rd, wr) = tokio::io::split(io);
+        let (out, out_rx) = mpsc::channel(limits.request_queue.max(1));
+        let mut preface = Metadata::new();
+        preface.insert(MUX_KEY, "1");
+        let preface = wire::call_header_bytes(None, None, &preface, 0);
+        // The queue is empty: this cannot fail.
+        let _ = out.try_send(preface);
+        let shared = Arc::new(Shared {
+            out,
+            streams: Mutex::new(HashMap::new()),
+            open: Mutex::new(()),
+            next_stream: AtomicU32::new(1),
+            closed: CancellationToken::new(),
+            reason: Mutex::new(None),
+            limits,
+        });
+        tokio::spawn(write_loop(wr, out_rx, shared.clone()));
+        tokio::spawn(read_loop(rd, shared.clone()));
+        let handle = Arc::new(Handle(shared.closed.clone()));
+        Client { shared, handle }
+    }
+
+    /// Whether the connection has closed; every call then fails with `UNAVAILABLE` (or
+    /// the error the server closed it with).
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.is_cancelled()
+    }
+
+    /// Resolves when the connection has closed.
+    pub async fn closed(&self) {
+        self.shared.closed.cancelled().await
+    }
+
+    /// Opens a call: takes the next stream id and queues the frame carrying the call
+    /// header, followed by `first` (already encoded with stream id 0) if given.
+    async fn open(
+        &self,
+        method_id: u32,
+        options: &CallOptions,
+        first: Option<Vec<u8>>,
+    ) -> Result<CallHandle, Status> {
+        let header = wire::call_header_bytes(
+            Some(method_id),
+            options.deadline,
+            &options.metadata,
+            options.cursor,
+        );
+        let mut bytes = wire::frame(FrameFlags::NONE, 0, &Encoded(&header), None)?;
+        let open_len = bytes.len();
+        if let Some(first) = first {
+            bytes.extend_from_slice(&first);
+        }
+        let (tx, rx) = mpsc::channel(self.shared.limits.response_queue.max(1));
+        let permit = tokio::select! {
+            p = self.shared.out.reserve() => p.map_err(|_| self.shared.gone())?,
+            _ = self.shared.closed.cancelled() => return Err(self.shared.gone()),
+        };
+        let stream_id = {
+            let _order = lock(&self.shared.open);
+            let id = self.shared.next_stream.fetch_add(2, Ordering::Relaxed);
+            if id > u32::MAX - 2 {
+                return Err(Status::unavailable(
+                    "this connection has used all its stream ids; open a new one",
+                ));
+            }
+            set_stream_id(&mut bytes[..open_len], id);
+            if bytes.len() > open_len {
+                set_stream_id(&mut bytes[open_len..], id);
+            }
+            lock(&self.shared.streams).insert(id, tx);
+            permit.send(bytes);
+            id
+        };
+        if self.shared.closed.is_cancelled() {
+            return Err(self.shared.gone());
+        }
+        Ok(CallHandle {
+            shared: self.shared.clone(),
+            _handle: self.handle.clone(),
+            stream_id,
+            rx,
+            finished: false,
+        })
+    }
+
+    /// Calls a unary method.
+    pub async fn unary<Req, Resp>(
+        &self,
+        method_id: u32,
+        request: &Req,
+        options: CallOptions,
+    ) -> Result<Response<Resp>, Status>
+    where
+        Req: Encode + ?Sized,
+        Resp: for<'a> Decode<'a>,
+    {
+        let deadline = options.deadline.map(instant_of);
+        let first = wire::frame(FrameFlags::END_STREAM, 0, request, None)?;
+        within(deadline, async {
+            let mut call = self.open(method_id, &options, Some(first)).await?;
+            call.read_unary().await
+        })
+        .await
+    }
+
+    /// Calls a server-stream method; read the responses from the returned [`Streaming`].
+    pub async fn server_stream<Req, Resp>(
+        &self,
+        method_id: u32,
+        request: &Req,
+        options: CallOptions,
+    ) -> Result<Streaming<Resp>, Status>
+    where
+        Req: Encode + ?Sized,
+        Resp: for<'a> Decode<'a>,
+    {
+        let first = wire::frame(FrameFlags::END_STREAM, 0, request, None)?;
+        let deadline = options.deadline.map(instant_of);
+        let call = within(deadline, self.open(method_id, &options, Some(first.clone()))).await?;
+        Ok(Streaming {
+            call,
+            deadline,
+            last_cursor: options.cursor,
+            trailers: None,
+            done: false,
+            resume: Some(Resume {
+                method_id,
+                request: first,
+                options,
+            }),
+            pump: None,
+            _item: PhantomData,
+        })
+    }
+
+    /// Calls a client-stream method with the requests `requests` yields. The server may
+    /// answer before the stream is over; sending then stops.
+    pub async fn client_stream<Req, Resp, S>(
+        &self,
+        method_id: u32,
+        requests: S,
+        options: CallOptions,
+    ) -> Result<Response<Resp>, Status>
+    where
+        Req: Encode,
+        Resp: for<'a> Decode<'a>,
+        S: Stream<Item = Req> + Send,
+    {
+        let deadline = options.deadline.map(instant_of);
+        within(deadline, async {
+            let mut call = self.open(method_id, &options, None).await?;
+            let mut requests = std::pin::pin!(requests);
+            loop {
+                tokio::select! {
+                    biased;
+                    frame = call.rx.recv() => {
+                        // The server answered early (or failed): stop sending.
+                        return call.unary_from(frame).await;
+                    }
+                    item = requests.next() => match item {
+                        Some(item) => call.send(FrameFlags::NONE, &item).await?,
+                        None => {
+                            call.send(FrameFlags::END_STREAM, &Encoded(&[])).await?;
+                            return call.read_unary().await;
+                        }
+                    },
+                }
+            }
+        })
+        .await
+    }
+
+    /// Calls a duplex method: `requests` is sent as it yields (from a task of its own),
+    /// and the responses arrive on the returned [`Streaming`]. Dropping the `Streaming`
+    /// cancels the call.
+    pub async fn duplex<Req, Resp, S>(
+        &self,
+        method_id: u32,
+        requests: S,
+        options: CallOptions,
+    ) -> Result<Streaming<Resp>, Status>
+    where
+        Req: Encode + Send + 'static,
+        Resp: for<'a> Decode<'a>,
+        S: Stream<Item = Req> + Send + 'static,
+    {
+        let deadline = options.deadline.map(instant_of);
+        let call = within(deadline, self.open(method_id, &options, None)).await?;
+        let sender = CallSender {
+            shared: self.shared.clone(),
+            stream_id: call.stream_id,
+        };
+        let stop = CancellationToken::new();
+        let pump_stop = stop.clone();
+        tokio::spawn(async move {
+            let mut requests = std::pin::pin!(requests);
+            loop {
+                let item = tokio::select! {
+                    item = requests.next() => item,
+                    _ = pump_stop.cancelled() => return,
+                };
+                let sent = match item {
+                    Some(item) => match wire::frame(FrameFlags::NONE, sender.stream_id, &item, None) {
+                        Ok(bytes) => sender.send_bytes(bytes).await,
+                        Err(e) => Err(e),
+                    },
+                    None => {
+                        let _ = sender.send(FrameFlags::END_STREAM, &Encoded(&[])).await;
+                        return;
+                    }
+                };
+                if sent.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Streaming {
+            call,
+            deadline,
+            last_cursor: options.cursor,
+            trailers: None,
+            done: false,
+            resume: None,
+            pump: Some(stop.drop_guard()),
+            _item: PhantomData,
+        })
+    }
+}
+
+/// Sets the stream id of the frame at the start of `bytes`.
+fn set_stream_id(bytes: &mut [u8], id: u32) {
+    if let Some(field) = bytes.get_mut(5..HEADER_SIZE) {
+        field.copy_from_slice(&id.to_le_bytes());
+    }
+}
+
+async fn within<T>(
+    deadline: Option<Instant>,
+    work: impl Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
+    match deadline {
+        None => work.await,
+        Some(at) => match tokio::time::timeout_at(at.into(), work).await {
+            Ok(r) => r,
+            Err(_) => Err(Status::deadline_exceeded(
+                "the deadline passed while waiting for the server",
+            )),
+        },
+    }
+}
+
+use std::future::Future;
+
+/// Sends request frames of one call.
+#[derive(Clone)]
+struct CallSender {
+    shared: Arc<Shared>,
+    stream_id: u32,
+}
+
+impl CallSender {
+    async fn send<T: Encode + ?Sized>(&self, flags: FrameFlags, item: &T) -> Result<(), Status> {
+        let bytes = wire::frame(flags, self.stream_id, item, None)?;
+        self.send_bytes(bytes).await
+    }
+
+    async fn send_bytes(&self, bytes: Vec<u8>) -> Result<(), Status> {
+        tokio::select! {
+            r = self.shared.out.send(bytes) => r.map_err(|_| self.shared.gone()),
+            _ = self.shared.closed.cancelled() => Err(self.shared.gone()),
+        }
+    }
+}
+
+/// One open call: its stream id and the frames the server sends on it. Dropped before the
+/// server ended the call, it cancels the call (an `END_STREAM | ERROR` frame with
+/// `CANCELLED`) and never waits for an answer.
+struct CallHandle {
+    shared: Arc<Shared>,
+    _handle: Arc<Handle>,
+    stream_id: u32,
+    rx: mpsc::Receiver<OwnedFrame>,
+    finished: bool,
+}
+
+impl CallHandle {
+    async fn send<T: Encode + ?Sized>(&self, flags: FrameFlags, item: &T) -> Result<(), Status> {
+        CallSender {
+            shared: self.shared.clone(),
+            stream_id: self.stream_id,
+        }
+        .send(flags, item)
+        .await
+    }
+
+    async fn next_frame(&mut self) -> Result<OwnedFrame, Status> {
+        match self.rx.recv().await {
+            Some(f) => {
+                if f.is_end() {
+                    self.finished = true;
+                }
+                Ok(f)
+            }
+            None => {
+                self.finished = true;
+                Err(self.shared.gone())
+            }
+        }
+    }
+
+    async fn read_unary<Resp: for<'a> Decode<'a>>(&mut self) -> Result<Response<Resp>, Status> {
+        let frame = self.rx.recv().await;
+        self.unary_from(frame).await
+    }
+
+    async fn unary_from<Resp: for<'a> Decode<'a>>(
+        &mut self,
+        frame: Option<OwnedFrame>,
+    ) -> Result<Response<Resp>, Status> {
+        let Some(frame) = frame else {
+            self.finished = true;
+            return Err(self.shared.gone());
+        };
+        if frame.is_end() {
+            self.finished = true;
+        }
+        if frame.is_error() {
+            return Err(Status::from_error_payload(&frame.payload));
+        }
+        if frame.is_trailer() {
+            return Err(Status::internal("the server sent trailers without a response"));
+        }
+        let message = Resp::from_bytes(&frame.payload).map_err(|e| {
+            Status::internal(format!("the response does not decode: {e}"))
+        })?;
+        if frame.is_end() {
+            return Ok(Response {
+                message,
+                metadata: Metadata::new(),
+            });
+        }
+        let next = self.next_frame().await?;
+        if next.is_error() {
+            return Err(Status::from_error_payload(&next.payload));
+        }
+        if next.is_trailer() {
+            return Ok(Response {
+                message,
+                metadata: wire::trailer_metadata(&next.payload)?,
+            });
+        }
+        Err(Status::internal("the server sent more than one response to a unary call"))
+    }
+}
+
+impl Drop for CallHandle {
+    fn drop(&mut self) {
+        lock(&self.shared.streams).remove(&self.stream_id);
+        if self.finished || self.shared.closed.is_cancelled() {
+            return;
+        }
+        let bytes = wire::error_frame(
+            self.stream_id,
+            &Status::cancelled("the client cancelled the call"),
+        );
+        if let Err(mpsc::error::TrySendError::Full(bytes)) = self.shared.out.try_send(bytes) {
+            let out = self.shared.out.clone();
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = out.send(bytes).await;
+                });
+            }
+        }
+    }
+}
+
+/// A unary or client-stream call's response and the response metadata the server sent
+/// with it (`TRAILER`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response<T> {
+    message: T,
+    metadata: Metadata,
+}
+
+impl<T> Response<T> {
+    /// The response message.
+    pub fn into_inner(self) -> T {
+        self.message
+    }
+
+    /// The response message, borrowed.
+    pub fn get_ref(&self) -> &T {
+        &self.message
+    }
+
+    /// The response metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// Both parts.
+    pub fn into_parts(self) -> (T, Metadata) {
+        (self.message, self.metadata)
+    }
+}
+
+struct Resume {
+    method_id: u32,
+    request: Vec<u8>,
+    options: CallOptions,
+}
+
+/// The responses of a server-stream or duplex call, in order, with their cursors.
+///
+/// The client enforces the call's deadline on every read. Dropping the stream before its
+/// end cancels the call. A server stream that broke (the connection dropped) resumes
+/// from the last cursor received with [`resume`](Self::resume).
+pub struct Streaming<T> {
+    call: CallHandle,
+    deadline: Option<Instant>,
+    last_cursor: u64,
+    trailers: Option<Metadata>,
+    done: bool,
+    resume: Option<Resume>,
+    pump: Option<tokio_util::sync::DropGuard>,
+    _item: PhantomData<fn() -> T>,
+}
+
+impl<T: for<'a> Decode<'a>> Streaming<T> {
+    /// The next response; `Ok(None)` at the end of the stream. An `ERROR` frame, a passed
+    /// deadline or a broken connection is an `Err`, after the responses before it.
+    pub async fn message(&mut self) -> Result<Option<T>, Status> {
+        Ok(self.message_with_cursor().await?.map(|(item, _)| item))
+    }
+
+    /// The next response and the cursor it carried, if any.
+    pub async fn message_with_cursor(&mut self) -> Result<Option<(T, Option<u64>)>, Status> {
+        if self.done {
+            return Ok(None);
+        }
+        let frame = match self.deadline {
+            None => self.call.next_frame().await,
+            Some(at) => match tokio::time::timeout_at(at.into(), self.call.next_frame()).await {
+                Ok(f) => f,
+                Err(_) => {
+                    self.done = true;
+                    return Err(Status::deadline_exceeded(
+                        "the deadline passed while waiting for the server",
+                    ));
+                }
+            },
+        };
+        let frame = match frame {
+            Ok(f) => f,
+            Err(s) => {
+                self.done = true;
+                return Err(s);
+            }
+        };
+        if frame.is_end() {
+            self.done = true;
+            self.pump = None;
+        }
+        if frame.is_error() {
+            return Err(Status::from_error_payload(&frame.payload));
+        }
+        if frame.is_trailer() {
+            self.trailers = Some(wire::trailer_metadata(&frame.payload)?);
+            return Ok(None);
+        }
+        if frame.is_end() && frame.payload.is_empty() {
+            return Ok(None);
+        }
+        let item = T::from_bytes(&frame.payload)
+            .map_err(|e| Status::internal(format!("a response does not decode: {e}")))?;
+        if let Some(c) = frame.cursor {
+            self.last_cursor = c;
+        }
+        Ok(Some((item, frame.cursor)))
+    }
+
+    /// The last cursor received (or the one the call started from).
+    pub fn cursor(&self) -> u64 {
+        self.last_cursor
+    }
+
+    /// The response metadata, once the stream has ended with a `TRAILER`.
+    pub fn trailers(&self) -> Option<&Metadata> {
+        self.trailers.as_ref()
+    }
+
+    /// Calls the same server-stream method again on `client` (a new connection, usually),
+    /// starting after the last cursor received: one call to pick up a broken stream.
+    /// Duplex calls cannot be resumed (their requests are gone): `FAILED_PRECONDITION`
+    /// does not exist in Bebop, so that is `INVALID_ARGUMENT`.
+    pub async fn resume(&self, client: &Client) -> Result<Streaming<T>, Status> {
+        let Some(resume) = &self.resume else {
+            return Err(Status::invalid_argument("only server streams can be resumed"));
+        };
+        let options = resume.options.clone().cursor(self.last_cursor);
+        let call = within(
+            self.deadline,
+            client.open(resume.method_id, &options, Some(resume.request.clone())),
+        )
+        .await?;
+        Ok(Streaming {
+            call,
+            deadline: self.deadline,
+            last_cursor: self.last_cursor,
+            trailers: None,
+            done: false,
+            resume: Some(Resume {
+                method_id: resume.method_id,
+                request: resume.request.clone(),
+                options,
+            }),
+            pump: None,
+            _item: PhantomData,
+        })
+    }
+
+    /// Cancels the call now (the same as dropping the stream).
+    pub fn cancel(self) {}
+}
+
+impl<T: for<'a> Decode<'a>> Stream for Streaming<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let fut = this.message();
+        let mut fut = std::pin::pin!(fut);
+        fut.as_mut().poll(cx).map(Result::transpose)
+    }
+}
+
+impl<T> Unpin for Streaming<T> {}
+
+async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
+    wr: W,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    shared: Arc<Shared>,
+) {
+    let mut wr = BufWriter::with_capacity(64 << 10, wr);
+    loop {
+        let first = tokio::select! {
+            m = rx.recv() => m,
+            _ = shared.closed.cancelled() => {
+                // Flush what is queued (cancel frames of the last calls) and close.
+                let mut rest = Vec::new();
+                while let Ok(more) = rx.try_recv() {
+                    rest.extend_from_slice(&more);
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&rest)).await;
+                break;
+            }
+        };
+        let Some(first) = first else { break };
+        let result = async {
+            wr.write_all(&first).await?;
+            while let Ok(more) = rx.try_recv() {
+                wr.write_all(&more).await?;
+            }
+            wr.flush().await
+        }
+        .await;
+        if let Err(e) = result {
+            shared.close(Status::unavailable(format!("writing to the server failed: {e}")));
+            break;
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;
+}
+
+async fn read_loop<R: AsyncRead + Unpin + Send + 'static>(rd: R, shared: Arc<Shared>) {
+    let mut reader = ElementReader {
+        inner: BufReader::with_capacity(64 << 10, rd),
+        max_payload: shared.limits.max_frame_payload,
+        max_call_header: 0,
+        element_timeout: shared.limits.element_timeout,
+    };
+    let reason = loop {
+        let frame = tokio::select! {
+            f = reader.frame() => f,
+            _ = shared.closed.cancelled() => break None,
+        };
+        let frame = match frame {
+            Ok(f) => f,
+            Err(ReadError::Closed) => break Some(Status::unavailable("the server closed the connection")),
+            Err(ReadError::Io(e)) => break Some(Status::unavailable(format!("reading from the server failed: {e}"))),
+            Err(ReadError::Stalled) => break Some(Status::unavailable("the server stalled inside a frame")),
+            Err(ReadError::Refused { status, .. }) => break Some(status),
+        };
+        let id = frame.stream_id();
+        if id == 0 && frame.is_error() {
+            // A connection-level error: the server is closing the connection.
+            break Some(Status::from_error_payload(&frame.payload));
+        }
+        let end = frame.is_end();
+        let tx = {
+            let mut streams = lock(&shared.streams);
+            if end {
+                streams.remove(&id)
+            } else {
+                streams.get(&id).cloned()
+            }
+        };
+        if let Some(tx) = tx {
+            // A call that stopped reading drops its receiver, which ends this wait.
+            let _ = tx.send(frame).await;
+        }
+    };
+    shared.close(reason.unwrap_or_else(|| Status::unavailable("the connection closed")));
+}

