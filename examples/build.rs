@@ -1,7 +1,7 @@
-//! Generates `OUT_DIR/bebop.rs` from `schemas/demo.bop` and `schemas/lab.bop` (an RPC
-//! service of every method kind): views for every build, owned types (`owned::...`) too since
-//! this crate uses `std`,
-//! and the tokio services of `bebop-rpc`.
+//! Generates `OUT_DIR/bebop.rs` from `schemas/demo.bop`, `schemas/lab.bop` (an RPC
+//! service of every method kind) and `schemas/kv.bop` (the key-value example): views for
+//! every build, owned types (`owned::...`) too since this crate uses `std`, and the tokio
+//! services of `bebop-rpc`.
 
 fn main() -> Result<(), bebop_build::Error> {
     bebop_build::Config::new()
@@ -9,6 +9,6 @@ fn main() -> Result<(), bebop_build::Error> {
         .runtime_path("::bebop")
         .owned_types(true)
         .async_rpc("::bebop_rpc", None)
-        .compile(&["schemas/demo.bop", "schemas/lab.bop"])?;
+        .compile(&["schemas/demo.bop", "schemas/lab.bop", "schemas/kv.bop"])?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
@@ -191,6 +191,9 @@ impl Client {
         );
         let mut bytes = wire::frame(FrameFlags::NONE, 0, &Encoded(&header), None)?;
         let open_len = bytes.len();
+        // The first request frame, when given, is a unary or server-stream request: the
+        // whole request stream.
+        let ends_requests = first.is_some();
         if let Some(first) = first {
             bytes.extend_from_slice(&first);
         }
@@ -224,6 +227,7 @@ impl Client {
             stream_id,
             rx,
             finished: false,
+            sent_end: Arc::new(AtomicBool::new(ends_requests)),
         })
     }
 
@@ -260,7 +264,11 @@ impl Client {
     {
         let first = wire::frame(FrameFlags::END_STREAM, 0, request, None)?;
         let deadline = options.deadline.map(instant_of);
-        let call = within(deadline, self.open(method_id, &options, Some(first.clone()))).await?;
+        let call = within(
+            deadline,
+            self.open(method_id, &options, Some(first.clone())),
+        )
+        .await?;
         Ok(Streaming {
             call,
             deadline,
@@ -330,10 +338,7 @@ impl Client {
     {
         let deadline = options.deadline.map(instant_of);
         let call = within(deadline, self.open(method_id, &options, None)).await?;
-        let sender = CallSender {
-            shared: self.shared.clone(),
-            stream_id: call.stream_id,
-        };
+        let sender = call.sender();
         let stop = CancellationToken::new();
         let pump_stop = stop.clone();
         tokio::spawn(async move {
@@ -344,10 +349,12 @@ impl Client {
                     _ = pump_stop.cancelled() => return,
                 };
                 let sent = match item {
-                    Some(item) => match wire::frame(FrameFlags::NONE, sender.stream_id, &item, None) {
-                        Ok(bytes) => sender.send_bytes(bytes).await,
-                        Err(e) => Err(e),
-                    },
+                    Some(item) => {
+                        match wire::frame(FrameFlags::NONE, sender.stream_id, &item, None) {
+                            Ok(bytes) => sender.send_bytes(bytes).await,
+                            Err(e) => Err(e),
+                        }
+                    }
                     None => {
                         let _ = sender.send(FrameFlags::END_STREAM, &Encoded(&[])).await;
                         return;
@@ -400,6 +407,7 @@ use std::future::Future;
 struct CallSender {
     shared: Arc<Shared>,
     stream_id: u32,
+    sent_end: Arc<AtomicBool>,
 }
 
 impl CallSender {
@@ -409,10 +417,17 @@ impl CallSender {
     }
 
     async fn send_bytes(&self, bytes: Vec<u8>) -> Result<(), Status> {
-        tokio::select! {
+        let ends = bytes
+            .get(4)
+            .is_some_and(|f| f & FrameFlags::END_STREAM.bits() != 0);
+        let sent = tokio::select! {
             r = self.shared.out.send(bytes) => r.map_err(|_| self.shared.gone()),
             _ = self.shared.closed.cancelled() => Err(self.shared.gone()),
+        };
+        if ends && sent.is_ok() {
+            self.sent_end.store(true, Ordering::Release);
         }
+        sent
     }
 }
 
@@ -424,17 +439,23 @@ struct CallHandle {
     _handle: Arc<Handle>,
     stream_id: u32,
     rx: mpsc::Receiver<OwnedFrame>,
+    /// The server ended the call.
     finished: bool,
+    /// The client ended its requests.
+    sent_end: Arc<AtomicBool>,
 }
 
 impl CallHandle {
-    async fn send<T: Encode + ?Sized>(&self, flags: FrameFlags, item: &T) -> Result<(), Status> {
+    fn sender(&self) -> CallSender {
         CallSender {
             shared: self.shared.clone(),
             stream_id: self.stream_id,
+            sent_end: self.sent_end.clone(),
         }
-        .send(flags, item)
-        .await
+    }
+
+    async fn send<T: Encode + ?Sized>(&self, flags: FrameFlags, item: &T) -> Result<(), Status> {
+        self.sender().send(flags, item).await
     }
 
     async fn next_frame(&mut self) -> Result<OwnedFrame, Status> {
@@ -472,11 +493,12 @@ impl CallHandle {
             return Err(Status::from_error_payload(&frame.payload));
         }
         if frame.is_trailer() {
-            return Err(Status::internal("the server sent trailers without a response"));
+            return Err(Status::internal(
+                "the server sent trailers without a response",
+            ));
         }
-        let message = Resp::from_bytes(&frame.payload).map_err(|e| {
-            Status::internal(format!("the response does not decode: {e}"))
-        })?;
+        let message = Resp::from_bytes(&frame.payload)
+            .map_err(|e| Status::internal(format!("the response does not decode: {e}")))?;
         if frame.is_end() {
             return Ok(Response {
                 message,
@@ -493,20 +515,32 @@ impl CallHandle {
                 metadata: wire::trailer_metadata(&next.payload)?,
             });
         }
-        Err(Status::internal("the server sent more than one response to a unary call"))
+        Err(Status::internal(
+            "the server sent more than one response to a unary call",
+        ))
     }
 }
 
 impl Drop for CallHandle {
     fn drop(&mut self) {
         lock(&self.shared.streams).remove(&self.stream_id);
-        if self.finished || self.shared.closed.is_cancelled() {
+        let sent_end = self.sent_end.load(Ordering::Acquire);
+        if (self.finished && sent_end) || self.shared.closed.is_cancelled() {
             return;
         }
-        let bytes = wire::error_frame(
-            self.stream_id,
-            &Status::cancelled("the client cancelled the call"),
-        );
+        let bytes = if self.finished {
+            // The server answered before the requests ended (RPC.md 7.3): end them, so the
+            // server can forget the stream.
+            match wire::frame(FrameFlags::END_STREAM, self.stream_id, &Encoded(&[]), None) {
+                Ok(b) => b,
+                Err(_) => return,
+            }
+        } else {
+            wire::error_frame(
+                self.stream_id,
+                &Status::cancelled("the client cancelled the call"),
+            )
+        };
         if let Err(mpsc::error::TrySendError::Full(bytes)) = self.shared.out.try_send(bytes) {
             let out = self.shared.out.clone();
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -639,7 +673,9 @@ impl<T: for<'a> Decode<'a>> Streaming<T> {
     /// does not exist in Bebop, so that is `INVALID_ARGUMENT`.
     pub async fn resume(&self, client: &Client) -> Result<Streaming<T>, Status> {
         let Some(resume) = &self.resume else {
-            return Err(Status::invalid_argument("only server streams can be resumed"));
+            return Err(Status::invalid_argument(
+                "only server streams can be resumed",
+            ));
         };
         let options = resume.options.clone().cursor(self.last_cursor);
         let call = within(
@@ -709,7 +745,9 @@ async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
         }
         .await;
         if let Err(e) = result {
-            shared.close(Status::unavailable(format!("writing to the server failed: {e}")));
+            shared.close(Status::unavailable(format!(
+                "writing to the server failed: {e}"
+            )));
             break;
         }
     }
@@ -730,9 +768,17 @@ async fn read_loop<R: AsyncRead + Unpin + Send + 'static>(rd: R, shared: Arc<Sha
         };
         let frame = match frame {
             Ok(f) => f,
-            Err(ReadError::Closed) => break Some(Status::unavailable("the server closed the connection")),
-            Err(ReadError::Io(e)) => break Some(Status::unavailable(format!("reading from the server failed: {e}"))),
-            Err(ReadError::Stalled) => break Some(Status::unavailable("the server stalled inside a frame")),
+            Err(ReadError::Closed) => {
+                break Some(Status::unavailable("the server closed the connection"));
+            }
+            Err(ReadError::Io(e)) => {
+                break Some(Status::unavailable(format!(
+                    "reading from the server failed: {e}"
+                )));
+            }
+            Err(ReadError::Stalled) => {
+                break Some(Status::unavailable("the server stalled inside a frame"));
+            }
             Err(ReadError::Refused { status, .. }) => break Some(status),
         };
         let id = frame.stream_id();

@@ -206,8 +206,10 @@ impl Context {
 
     /// The time left before the deadline (zero once passed); `None` without a deadline.
     pub fn remaining(&self) -> Option<Duration> {
-        self.deadline
-            .map(|d| d.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+        self.deadline.map(|d| {
+            d.duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO)
+        })
     }
 
     /// The resume cursor of a server stream (0: from the start).
@@ -296,7 +298,9 @@ impl Context {
 pub(crate) fn instant_of(deadline: SystemTime) -> Instant {
     let now = Instant::now();
     match deadline.duration_since(SystemTime::now()) {
-        Ok(left) => now.checked_add(left).unwrap_or(now + Duration::from_secs(86_400 * 365)),
+        Ok(left) => now
+            .checked_add(left)
+            .unwrap_or(now + Duration::from_secs(86_400 * 365)),
         Err(_) => now,
     }
 }
@@ -304,7 +308,10 @@ pub(crate) fn instant_of(deadline: SystemTime) -> Instant {
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
-            .field("method", &format_args!("{}.{}", self.method.service, self.method.name))
+            .field(
+                "method",
+                &format_args!("{}.{}", self.method.service, self.method.name),
+            )
             .field("stream_id", &self.stream_id)
             .field("metadata", &self.metadata)
             .field("deadline", &self.deadline)
@@ -398,15 +405,24 @@ mod tests {
     #[test]
     fn deadlines_are_never_extended() {
         let soon = SystemTime::now() + Duration::from_secs(1);
-        let o = CallOptions::new().deadline_at(soon).timeout(Duration::from_secs(60));
+        let o = CallOptions::new()
+            .deadline_at(soon)
+            .timeout(Duration::from_secs(60));
         assert_eq!(o.deadline(), Some(soon));
-        let o = CallOptions::new().timeout(Duration::from_secs(60)).deadline_at(soon);
+        let o = CallOptions::new()
+            .timeout(Duration::from_secs(60))
+            .deadline_at(soon);
         assert_eq!(o.deadline(), Some(soon));
     }
 
     #[test]
     fn deriving_overrides_and_forwards() {
-        let ctx = Context::for_test(CallOptions::new().metadata("a", "1").metadata("b", "2").cursor(7));
+        let ctx = Context::for_test(
+            CallOptions::new()
+                .metadata("a", "1")
+                .metadata("b", "2")
+                .cursor(7),
+        );
         let o = ctx.deriving([("b", "3"), ("c", "4")]);
         assert_eq!(o.get_metadata().get("a"), Some("1"));
         assert_eq!(o.get_metadata().get("b"), Some("3"));

@@ -59,15 +59,15 @@ mod wire;
 pub use bebop::rpc::StatusCode;
 pub use client::{Client, ClientLimits, Response, Streaming};
 pub use context::{Address, CallOptions, Context, Credentials, Peer};
+pub use futures_core::Stream;
 pub use metadata::Metadata;
 pub use server::{
     BoxFuture, Interceptor, Limits, Requests, ResponseSink, Server, ServerBuilder, ServerCall,
     Service,
 };
 pub use status::Status;
-pub use wire::RawMessage;
-pub use futures_core::Stream;
 pub use tokio_util::sync::CancellationToken;
+pub use wire::RawMessage;
 
 #[doc(hidden)]
 pub mod __private {

@@ -126,7 +126,9 @@ mod tests {
 
     #[test]
     fn wire_size_matches_the_encoding() {
-        let md: Metadata = [("a", "1"), ("bb", ""), ("ключ", "значение")].into_iter().collect();
+        let md: Metadata = [("a", "1"), ("bb", ""), ("ключ", "значение")]
+            .into_iter()
+            .collect();
         let pairs = md.as_pairs();
         let bytes = Map::from_slice(&pairs).encode_to_vec().unwrap();
         assert_eq!(bytes.len(), md.wire_size());

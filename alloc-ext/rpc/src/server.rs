@@ -175,7 +175,10 @@ impl ServerBuilder {
     /// Sets a hook that derives the authenticated identity of a connection's peer (from
     /// Unix socket credentials, say) when it connects. Interceptors can set or replace it
     /// per call.
-    pub fn identity(mut self, hook: impl Fn(&Peer) -> Option<String> + Send + Sync + 'static) -> Self {
+    pub fn identity(
+        mut self,
+        hook: impl Fn(&Peer) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
         self.identity = Some(Arc::new(hook));
         self
     }

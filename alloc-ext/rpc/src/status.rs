@@ -131,6 +131,29 @@ impl From<bebop::rpc::Status> for Status {
     }
 }
 
+/// Any other error a handler hits becomes `INTERNAL` with the error's description (RPC.md
+/// section 19.4), so `?` works in handlers:
+///
+/// ```
+/// use bebop_rpc::{Status, StatusCode};
+///
+/// fn read_config() -> Result<String, Status> {
+///     Ok(std::fs::read_to_string("/nonexistent/bebop.conf")?)
+/// }
+/// assert_eq!(read_config().unwrap_err().code(), StatusCode::Internal);
+/// ```
+impl From<std::io::Error> for Status {
+    fn from(e: std::io::Error) -> Self {
+        Status::internal(e.to_string())
+    }
+}
+
+impl From<bebop::Error> for Status {
+    fn from(e: bebop::Error) -> Self {
+        Status::internal(e.to_string())
+    }
+}
+
 impl From<StatusCode> for Status {
     fn from(code: StatusCode) -> Self {
         Status::new(code, "")
@@ -170,7 +193,8 @@ mod tests {
 
     #[test]
     fn error_payload_round_trips_with_metadata_and_application_codes() {
-        let s = Status::new(StatusCode::Unrecognized(42), "quota").with_metadata("retry-after", "5");
+        let s =
+            Status::new(StatusCode::Unrecognized(42), "quota").with_metadata("retry-after", "5");
         let back = Status::from_error_payload(&s.to_error_payload());
         assert_eq!(back, s);
         assert_eq!(back.to_string(), "status 42: quota");

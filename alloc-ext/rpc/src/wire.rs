@@ -295,7 +295,10 @@ mod tests {
             element_timeout: Duration::from_secs(1),
         };
         match r.frame().await {
-            Err(ReadError::Refused { stream_id: 3, status }) => {
+            Err(ReadError::Refused {
+                stream_id: 3,
+                status,
+            }) => {
                 assert_eq!(status.code(), bebop::rpc::StatusCode::ResourceExhausted)
             }
             other => panic!("{other:?}"),
@@ -307,7 +310,10 @@ mod tests {
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),
         };
-        assert!(matches!(r.frame().await, Err(ReadError::Refused { stream_id: 1, .. })));
+        assert!(matches!(
+            r.frame().await,
+            Err(ReadError::Refused { stream_id: 1, .. })
+        ));
         let bytes = [0x00u8, 0x10, 0, 0];
         let mut r = ElementReader {
             inner: &bytes[..],
@@ -315,7 +321,10 @@ mod tests {
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),
         };
-        assert!(matches!(r.call_header().await, Err(ReadError::Refused { stream_id: 0, .. })));
+        assert!(matches!(
+            r.call_header().await,
+            Err(ReadError::Refused { stream_id: 0, .. })
+        ));
         let mut r = ElementReader {
             inner: &[][..],
             max_payload: 1024,

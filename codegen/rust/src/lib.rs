@@ -251,6 +251,15 @@ impl Generator {
         self
     }
 
+    /// Also generate tokio services reaching `bebop-rpc` by `path` (usually
+    /// `::bebop_rpc`), gated by `cfg` if given; needs owned types.
+    #[must_use]
+    pub fn async_rpc(mut self, path: impl Into<String>, cfg: Option<impl Into<String>>) -> Self {
+        self.options.async_rpc = Some(path.into());
+        self.options.async_rpc_cfg = cfg.map(Into::into);
+        self
+    }
+
     /// Whether to run `rustfmt` on the output when it is found.
     #[must_use]
     pub fn rustfmt(mut self, on: bool) -> Self {

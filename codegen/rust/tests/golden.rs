@@ -100,6 +100,27 @@ fn generated_code_matches_the_expected_files() {
             failures.push(format!("variants/{name}.rs differs"));
         }
     }
+    // Async services (tokio, `bebop-rpc`) of the service with awkward type names.
+    let async_generator = bebop_codegen_rust::Generator::new()
+        .runtime_path("::bebop")
+        .owned_types(true)
+        .async_rpc("::bebop_rpc", Some(r#"feature = "rpc""#));
+    for (name, set) in common::synthetic::all()
+        .into_iter()
+        .filter(|(n, _)| *n == "naming")
+    {
+        let code = async_generator
+            .generate(&set, &[])
+            .unwrap_or_else(|e| panic!("variants/{name}_async: {e}"));
+        let path = variants.join(format!("{name}_async.rs"));
+        if bless {
+            std::fs::write(&path, &code.files[0].content).expect("write expected file");
+        } else if std::fs::read_to_string(&path).ok().as_deref()
+            != Some(code.files[0].content.as_str())
+        {
+            failures.push(format!("variants/{name}_async.rs differs"));
+        }
+    }
     // No stale files either.
     for entry in std::fs::read_dir(&dir).expect("read tests/expected") {
         let file = entry.expect("entry").file_name();

@@ -47,7 +47,11 @@ pub struct Lab {
 }
 
 impl svc::AsyncHandler for Lab {
-    async fn identify(&self, ctx: &Context, _request: schema::bebop::Empty) -> Result<Identity, Status> {
+    async fn identify(
+        &self,
+        ctx: &Context,
+        _request: schema::bebop::Empty,
+    ) -> Result<Identity, Status> {
         self.probe.calls.fetch_add(1, Ordering::SeqCst);
         Ok(Identity {
             model: ctx.peer().identity().unwrap_or_else(|| "LAB-9".into()),
@@ -78,7 +82,8 @@ impl svc::AsyncHandler for Lab {
             "panic" => panic!("the handler panicked on purpose"),
             "fail" => {
                 ctx.set_response_metadata("attempt", "1");
-                Err(Status::invalid_argument("fail was asked for").with_metadata("hint", "try again"))
+                Err(Status::invalid_argument("fail was asked for")
+                    .with_metadata("hint", "try again"))
             }
             "meta" => {
                 ctx.set_response_metadata("rows", "3");
@@ -141,7 +146,11 @@ impl svc::AsyncHandler for Lab {
     }
 
     /// Sums samples; a sample with `seq == 0` ends the upload early.
-    async fn upload(&self, _ctx: &Context, mut requests: Requests<Sample>) -> Result<Total, Status> {
+    async fn upload(
+        &self,
+        _ctx: &Context,
+        mut requests: Requests<Sample>,
+    ) -> Result<Total, Status> {
         self.probe.calls.fetch_add(1, Ordering::SeqCst);
         let mut total = Total { count: 0, sum: 0.0 };
         while let Some(s) = requests.message().await? {

@@ -81,7 +81,9 @@ impl ServerCall {
     /// request stream.
     async fn single<Req: for<'a> Decode<'a>>(&mut self) -> Result<Req, Status> {
         let Some(frame) = self.requests.recv().await else {
-            return Err(Status::cancelled("the client went away before sending its request"));
+            return Err(Status::cancelled(
+                "the client went away before sending its request",
+            ));
         };
         if !frame.is_end() {
             return Err(Status::unimplemented(format!(
@@ -227,7 +229,8 @@ async fn end_stream(ctx: &Context, responder: &Responder, result: Result<(), Sta
             let id = responder.stream_id;
             let mut bytes = Vec::new();
             if md.is_empty() {
-                let _ = wire::push_frame(&mut bytes, FrameFlags::END_STREAM, id, &Encoded(&[]), None);
+                let _ =
+                    wire::push_frame(&mut bytes, FrameFlags::END_STREAM, id, &Encoded(&[]), None);
             } else {
                 wire::push_trailer(&mut bytes, id, &md);
             }
@@ -265,7 +268,12 @@ impl<T: Encode> ResponseSink<T> {
     /// Sends one response with a resume cursor (RPC.md section 11): a client that
     /// reconnects with this cursor resumes after this item.
     pub async fn send_with_cursor(&mut self, item: &T, cursor: u64) -> Result<(), Status> {
-        let bytes = wire::frame(FrameFlags::NONE, self.responder.stream_id, item, Some(cursor))?;
+        let bytes = wire::frame(
+            FrameFlags::NONE,
+            self.responder.stream_id,
+            item,
+            Some(cursor),
+        )?;
         self.responder.send(bytes).await?;
         self.sent += 1;
         Ok(())

@@ -234,7 +234,10 @@ impl Connection {
 
     fn on_call_header(&mut self, bytes: &[u8]) -> Result<(), Close> {
         let header = OwnedCallHeader::from_message(bytes).map_err(|e| {
-            Close::Answer(0, Status::invalid_argument(format!("the call header does not decode: {e}")))
+            Close::Answer(
+                0,
+                Status::invalid_argument(format!("the call header does not decode: {e}")),
+            )
         })?;
         if self.mode == Mode::Start && header.metadata.get(MUX_KEY).is_some() {
             self.mode = Mode::Multiplexed;
@@ -261,7 +264,7 @@ impl Connection {
                 .filter(|k| self.calls.get(k).is_some_and(|e| e.stream_id == id)),
         };
         if let Some(key) = key {
-            self.to_call(key, frame).await;
+            self.deliver(key, frame).await;
             return Ok(());
         }
         if self.closed.contains(&id) {
@@ -340,7 +343,7 @@ impl Connection {
     }
 
     /// Delivers a frame to its call: a request, the end of the requests, or a cancel.
-    async fn to_call(&mut self, key: u64, frame: OwnedFrame) {
+    async fn deliver(&mut self, key: u64, frame: OwnedFrame) {
         let Some(entry) = self.calls.get_mut(&key) else {
             return;
         };
@@ -424,7 +427,9 @@ impl Connection {
         } else if header.bad_deadline {
             Some(Status::invalid_argument("the deadline is out of range"))
         } else if header.deadline.is_some_and(|d| d <= SystemTime::now()) {
-            Some(Status::deadline_exceeded("the deadline passed before the call started"))
+            Some(Status::deadline_exceeded(
+                "the deadline passed before the call started",
+            ))
         } else if method_id != DISCOVERY_METHOD_ID && RESERVED_METHOD_IDS.contains(&method_id) {
             Some(Status::unimplemented(format!(
                 "reserved method {method_id} is not served here"
@@ -501,7 +506,7 @@ impl Connection {
             _ => self.current = Some(key),
         }
         if let Some(frame) = first {
-            self.to_call(key, frame).await;
+            self.deliver(key, frame).await;
         }
         Ok(())
     }

@@ -659,9 +659,12 @@ fn async_method(
             }
         }
         MethodType::DuplexStream => {
-            let doc = hdoc("Read the requests from `requests` and send responses on `responses`; the stream ends when this returns.");
+            let doc = hdoc(
+                "Read the requests from `requests` and send responses on `responses`; the stream ends when this returns.",
+            );
             let fut = future(quote!(()));
-            let cd = cdoc(": `requests` is sent as it yields; responses arrive on the returned stream");
+            let cd =
+                cdoc(": `requests` is sent as it yields; responses arrive on the returned stream");
             AsyncMethod {
                 handler: quote! {
                     #doc

@@ -1,0 +1,1010 @@
+//! # bebop-rpc-compare
+//!
+//! A side-by-side benchmark of `bebop-rpc` against tonic (gRPC over HTTP/2, prost
+//! messages) on loopback: both servers run in this process on `127.0.0.1:0`, in one tokio
+//! multi-thread runtime of two workers, and both clients call them with the same payload
+//! values. Every response is decoded and compared with what was sent or asked for, so
+//! neither side can skip work.
+//!
+//! Measured, per system:
+//!
+//! - unary latency (p50, p99) of sequential calls on one connection, for a small record
+//!   (`PersonSmall`) and a 64 KiB blob;
+//! - unary calls per second with 64 concurrent callers sharing one client (one connection);
+//! - server-stream messages per second: one stream of N items, records or blobs.
+//!
+//! The systems are interleaved: every measurement runs in rounds that alternate which
+//! system goes first (A B, B A, A B, ...), each preceded by a warm-up of its own.
+//!
+//! [`run`] does it all and returns a [`Report`]; the `rpc-compare` binary prints it.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The Bebop side: generated from `schemas/bench.bop` by bebop-build.
+#[allow(dead_code, missing_docs, clippy::all)]
+pub mod schema {
+    include!(concat!(env!("OUT_DIR"), "/bebop.rs"));
+}
+
+/// The tonic side: generated from `proto/bench.proto` by tonic-prost-build.
+#[allow(missing_docs, clippy::all)]
+pub mod pb {
+    include!(concat!(env!("OUT_DIR"), "/bench.rs"));
+}
+
+use schema::bench::bench as bsvc;
+use schema::owned::bench as bowned;
+
+/// An error of the benchmark: a failed call, a wrong response, a server that did not start.
+pub type Error = String;
+
+// ---------------------------------------------------------------------------------------
+// Payloads
+
+/// The size of the blob payload.
+pub const BLOB_SIZE: usize = 64 << 10;
+
+/// The payload values both systems send: built once, converted into each system's types.
+#[derive(Clone, Debug)]
+pub struct Payloads {
+    person: Person,
+    blob: Vec<u8>,
+}
+
+/// The small record, independent of either system's types.
+#[derive(Clone, Debug)]
+struct Person {
+    name: String,
+    email: String,
+    age: u32,
+    active: bool,
+    tags: Vec<String>,
+}
+
+impl Payloads {
+    /// The benchmark's payloads: a small record and 64 KiB of pseudo-random bytes.
+    pub fn new() -> Payloads {
+        // xorshift64*: deterministic, incompressible-looking bytes.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let blob = (0..BLOB_SIZE)
+            .map(|_| {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+            })
+            .collect();
+        Payloads {
+            person: Person {
+                name: "Ada Lovelace".into(),
+                email: "ada.lovelace@analytical-engine.org".into(),
+                age: 36,
+                active: true,
+                tags: vec!["mathematics".into(), "engines".into(), "poetry".into()],
+            },
+            blob,
+        }
+    }
+
+    fn bebop_person(&self, id: u64) -> bowned::PersonSmall {
+        let p = &self.person;
+        bowned::PersonSmall {
+            id,
+            name: p.name.clone(),
+            email: p.email.clone(),
+            age: p.age,
+            active: p.active,
+            tags: p.tags.clone(),
+        }
+    }
+
+    fn bebop_blob(&self, id: u64) -> bowned::Blob {
+        bowned::Blob {
+            id: Some(id),
+            data: Some(self.blob.clone()),
+        }
+    }
+
+    fn pb_person(&self, id: u64) -> pb::PersonSmall {
+        let p = &self.person;
+        pb::PersonSmall {
+            id,
+            name: p.name.clone(),
+            email: p.email.clone(),
+            age: p.age,
+            active: p.active,
+            tags: p.tags.clone(),
+        }
+    }
+
+    fn pb_blob(&self, id: u64) -> pb::Blob {
+        pb::Blob {
+            id,
+            data: prost::bytes::Bytes::from(self.blob.clone()),
+        }
+    }
+
+    /// The encoded sizes of the record and the blob in each system's message encoding
+    /// (without framing): `(bebop person, bebop blob, protobuf person, protobuf blob)`.
+    pub fn encoded_sizes(&self) -> (usize, usize, usize, usize) {
+        use bebop::Encode;
+        use prost::Message;
+        (
+            self.bebop_person(1).encoded_size(),
+            self.bebop_blob(1).encoded_size(),
+            self.pb_person(1).encoded_len(),
+            self.pb_blob(1).encoded_len(),
+        )
+    }
+}
+
+impl Default for Payloads {
+    fn default() -> Self {
+        Payloads::new()
+    }
+}
+
+/// Which payload a measurement carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The small record.
+    Person,
+    /// The 64 KiB blob.
+    Blob,
+}
+
+impl Kind {
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Person => "PersonSmall",
+            Kind::Blob => "64 KiB blob",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The servers
+
+/// The bebop-rpc handler: echoes, and streams copies of the payloads.
+struct BebopBench {
+    payloads: Arc<Payloads>,
+}
+
+impl bsvc::AsyncHandler for BebopBench {
+    async fn echo_person(
+        &self,
+        _ctx: &bebop_rpc::Context,
+        request: bowned::PersonSmall,
+    ) -> Result<bowned::PersonSmall, bebop_rpc::Status> {
+        Ok(request)
+    }
+
+    async fn echo_blob(
+        &self,
+        _ctx: &bebop_rpc::Context,
+        request: bowned::Blob,
+    ) -> Result<bowned::Blob, bebop_rpc::Status> {
+        Ok(request)
+    }
+
+    async fn stream(
+        &self,
+        _ctx: &bebop_rpc::Context,
+        request: schema::bench::StreamRequest,
+        mut responses: bebop_rpc::ResponseSink<bowned::Item>,
+    ) -> Result<(), bebop_rpc::Status> {
+        let first = request.first;
+        match request.payload {
+            schema::bench::Payload::Person => {
+                let mut item = bowned::Item {
+                    person: Some(self.payloads.bebop_person(first)),
+                    blob: None,
+                };
+                for i in 0..u64::from(request.count) {
+                    if let Some(p) = item.person.as_mut() {
+                        p.id = first + i;
+                    }
+                    responses.send(&item).await?;
+                }
+            }
+            schema::bench::Payload::Blob => {
+                let mut item = bowned::Item {
+                    person: None,
+                    blob: Some(self.payloads.bebop_blob(first)),
+                };
+                for i in 0..u64::from(request.count) {
+                    if let Some(b) = item.blob.as_mut() {
+                        b.id = Some(first + i);
+                    }
+                    responses.send(&item).await?;
+                }
+            }
+            schema::bench::Payload::Unspecified => {
+                return Err(bebop_rpc::Status::invalid_argument("no payload kind"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The tonic handler: the same.
+struct TonicBench {
+    payloads: Arc<Payloads>,
+}
+
+type ItemStream = Pin<Box<dyn futures_util::Stream<Item = Result<pb::Item, tonic::Status>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::bench_server::Bench for TonicBench {
+    async fn echo_person(
+        &self,
+        request: tonic::Request<pb::PersonSmall>,
+    ) -> Result<tonic::Response<pb::PersonSmall>, tonic::Status> {
+        Ok(tonic::Response::new(request.into_inner()))
+    }
+
+    async fn echo_blob(
+        &self,
+        request: tonic::Request<pb::Blob>,
+    ) -> Result<tonic::Response<pb::Blob>, tonic::Status> {
+        Ok(tonic::Response::new(request.into_inner()))
+    }
+
+    type StreamStream = ItemStream;
+
+    async fn stream(
+        &self,
+        request: tonic::Request<pb::StreamRequest>,
+    ) -> Result<tonic::Response<ItemStream>, tonic::Status> {
+        let request = request.into_inner();
+        let first = request.first;
+        let count = u64::from(request.count);
+        let stream: ItemStream = match request.payload() {
+            pb::Payload::Person => {
+                let person = self.payloads.pb_person(first);
+                Box::pin(futures_util::stream::iter((0..count).map(move |i| {
+                    Ok(pb::Item {
+                        person: Some(pb::PersonSmall {
+                            id: first + i,
+                            ..person.clone()
+                        }),
+                        blob: None,
+                    })
+                })))
+            }
+            pb::Payload::Blob => {
+                // `Bytes` clones share the buffer, as bebop's sink encodes from a reference.
+                let blob = self.payloads.pb_blob(first);
+                Box::pin(futures_util::stream::iter((0..count).map(move |i| {
+                    Ok(pb::Item {
+                        person: None,
+                        blob: Some(pb::Blob {
+                            id: first + i,
+                            data: blob.data.clone(),
+                        }),
+                    })
+                })))
+            }
+            pb::Payload::Unspecified => {
+                return Err(tonic::Status::invalid_argument("no payload kind"));
+            }
+        };
+        Ok(tonic::Response::new(stream))
+    }
+}
+
+/// Both servers, listening on loopback, and a client of each.
+struct Systems {
+    bebop_server: bebop_rpc::Server,
+    bebop_task: tokio::task::JoinHandle<std::io::Result<()>>,
+    tonic_stop: tokio::sync::oneshot::Sender<()>,
+    tonic_task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    bebop: bsvc::AsyncClient,
+    tonic: pb::bench_client::BenchClient<tonic::transport::Channel>,
+}
+
+async fn loopback() -> Result<(tokio::net::TcpListener, SocketAddr), Error> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("binding 127.0.0.1:0 failed: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("local_addr failed: {e}"))?;
+    Ok((listener, addr))
+}
+
+impl Systems {
+    async fn start(payloads: &Arc<Payloads>) -> Result<Systems, Error> {
+        // bebop-rpc.
+        let (listener, bebop_addr) = loopback().await?;
+        let bebop_server = bebop_rpc::Server::builder()
+            .add_service(bsvc::AsyncServer::new(BebopBench {
+                payloads: payloads.clone(),
+            }))
+            .build();
+        let bebop_task = tokio::spawn({
+            let server = bebop_server.clone();
+            async move { server.serve_tcp(listener).await }
+        });
+        let bebop = bsvc::AsyncClient::new(
+            bebop_rpc::Client::connect_tcp(bebop_addr)
+                .await
+                .map_err(|e| format!("connecting to bebop-rpc failed: {e}"))?,
+        );
+
+        // tonic, with its default HTTP/2 settings and TCP_NODELAY on both ends (as bebop-rpc).
+        let (listener, tonic_addr) = loopback().await?;
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let (tonic_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let service = pb::bench_server::BenchServer::new(TonicBench {
+            payloads: payloads.clone(),
+        });
+        let tonic_task = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(incoming, async {
+                    let _ = stopped.await;
+                }),
+        );
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{tonic_addr}"))
+            .map_err(|e| format!("bad tonic endpoint: {e}"))?
+            .tcp_nodelay(true)
+            .connect()
+            .await
+            .map_err(|e| format!("connecting to tonic failed: {e}"))?;
+        let tonic = pb::bench_client::BenchClient::new(channel);
+        Ok(Systems {
+            bebop_server,
+            bebop_task,
+            tonic_stop,
+            tonic_task,
+            bebop,
+            tonic,
+        })
+    }
+
+    fn caller(&self, system: System, payloads: &Arc<Payloads>) -> Caller {
+        match system {
+            System::Bebop => Caller::Bebop {
+                client: self.bebop.clone(),
+                person: payloads.bebop_person(0),
+                blob: payloads.bebop_blob(0),
+                payloads: payloads.clone(),
+            },
+            System::Tonic => Caller::Tonic {
+                client: self.tonic.clone(),
+                person: payloads.pb_person(0),
+                blob: payloads.pb_blob(0),
+                payloads: payloads.clone(),
+            },
+        }
+    }
+
+    async fn stop(self) -> Result<(), Error> {
+        drop(self.bebop);
+        drop(self.tonic);
+        self.bebop_server.shutdown(Duration::from_secs(5)).await;
+        self.bebop_task
+            .await
+            .map_err(|e| format!("the bebop-rpc server task failed: {e}"))?
+            .map_err(|e| format!("the bebop-rpc server failed: {e}"))?;
+        let _ = self.tonic_stop.send(());
+        match tokio::time::timeout(Duration::from_secs(5), self.tonic_task).await {
+            Ok(r) => r
+                .map_err(|e| format!("the tonic server task failed: {e}"))?
+                .map_err(|e| format!("the tonic server failed: {e}"))?,
+            Err(_) => return Err("the tonic server did not stop within 5 s".into()),
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The callers
+
+/// A system under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum System {
+    /// bebop-rpc.
+    Bebop,
+    /// tonic.
+    Tonic,
+}
+
+/// One caller of one system: its client (sharing the system's one connection) and its own
+/// copies of the payloads, whose ids it sets per call.
+enum Caller {
+    Bebop {
+        client: bsvc::AsyncClient,
+        person: bowned::PersonSmall,
+        blob: bowned::Blob,
+        payloads: Arc<Payloads>,
+    },
+    Tonic {
+        client: pb::bench_client::BenchClient<tonic::transport::Channel>,
+        person: pb::PersonSmall,
+        blob: pb::Blob,
+        payloads: Arc<Payloads>,
+    },
+}
+
+fn mismatch(system: &str, what: &str, id: u64) -> Error {
+    format!("{system}: the {what} response to call {id} differs from the request")
+}
+
+impl Caller {
+    /// One unary echo of `kind` with id `id`, its response checked field by field.
+    async fn echo(&mut self, kind: Kind, id: u64) -> Result<(), Error> {
+        match self {
+            Caller::Bebop {
+                client,
+                person,
+                blob,
+                ..
+            } => match kind {
+                Kind::Person => {
+                    person.id = id;
+                    let r = client
+                        .echo_person(person, bebop_rpc::CallOptions::new())
+                        .await
+                        .map_err(|e| format!("bebop-rpc EchoPerson failed: {e}"))?
+                        .into_inner();
+                    if r != *person {
+                        return Err(mismatch("bebop-rpc", "EchoPerson", id));
+                    }
+                }
+                Kind::Blob => {
+                    blob.id = Some(id);
+                    let r = client
+                        .echo_blob(blob, bebop_rpc::CallOptions::new())
+                        .await
+                        .map_err(|e| format!("bebop-rpc EchoBlob failed: {e}"))?
+                        .into_inner();
+                    if r.id != Some(id) || r.data != blob.data {
+                        return Err(mismatch("bebop-rpc", "EchoBlob", id));
+                    }
+                }
+            },
+            Caller::Tonic {
+                client,
+                person,
+                blob,
+                ..
+            } => match kind {
+                Kind::Person => {
+                    // tonic takes its requests by value.
+                    person.id = id;
+                    let r = client
+                        .echo_person(person.clone())
+                        .await
+                        .map_err(|e| format!("tonic EchoPerson failed: {e}"))?
+                        .into_inner();
+                    if r != *person {
+                        return Err(mismatch("tonic", "EchoPerson", id));
+                    }
+                }
+                Kind::Blob => {
+                    blob.id = id;
+                    let r = client
+                        .echo_blob(blob.clone())
+                        .await
+                        .map_err(|e| format!("tonic EchoBlob failed: {e}"))?
+                        .into_inner();
+                    if r.id != id || r.data != blob.data {
+                        return Err(mismatch("tonic", "EchoBlob", id));
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// One server stream of `count` items of `kind`, ids from `first`, every item checked;
+    /// returns how long it took from the call to the end of the stream.
+    async fn stream(&mut self, kind: Kind, count: u32, first: u64) -> Result<Duration, Error> {
+        let started = Instant::now();
+        let mut seen = 0u64;
+        match self {
+            Caller::Bebop {
+                client, payloads, ..
+            } => {
+                let request = schema::bench::StreamRequest {
+                    count,
+                    payload: match kind {
+                        Kind::Person => schema::bench::Payload::Person,
+                        Kind::Blob => schema::bench::Payload::Blob,
+                    },
+                    first,
+                };
+                let mut s = client
+                    .stream(&request, bebop_rpc::CallOptions::new())
+                    .await
+                    .map_err(|e| format!("bebop-rpc Stream failed: {e}"))?;
+                let mut want_person = payloads.bebop_person(first);
+                while let Some(item) = s
+                    .message()
+                    .await
+                    .map_err(|e| format!("bebop-rpc Stream failed after {seen} items: {e}"))?
+                {
+                    let id = first + seen;
+                    let ok = match kind {
+                        Kind::Person => {
+                            want_person.id = id;
+                            item.blob.is_none() && item.person.as_ref() == Some(&want_person)
+                        }
+                        Kind::Blob => {
+                            item.person.is_none()
+                                && item.blob.as_ref().is_some_and(|b| {
+                                    b.id == Some(id)
+                                        && b.data.as_deref() == Some(payloads.blob.as_slice())
+                                })
+                        }
+                    };
+                    if !ok {
+                        return Err(format!("bebop-rpc: stream item {seen} is wrong"));
+                    }
+                    seen += 1;
+                }
+            }
+            Caller::Tonic {
+                client, payloads, ..
+            } => {
+                let request = pb::StreamRequest {
+                    count,
+                    payload: match kind {
+                        Kind::Person => pb::Payload::Person,
+                        Kind::Blob => pb::Payload::Blob,
+                    } as i32,
+                    first,
+                };
+                let mut s = client
+                    .stream(request)
+                    .await
+                    .map_err(|e| format!("tonic Stream failed: {e}"))?
+                    .into_inner();
+                let mut want_person = payloads.pb_person(first);
+                while let Some(item) = s
+                    .message()
+                    .await
+                    .map_err(|e| format!("tonic Stream failed after {seen} items: {e}"))?
+                {
+                    let id = first + seen;
+                    let ok = match kind {
+                        Kind::Person => {
+                            want_person.id = id;
+                            item.blob.is_none() && item.person.as_ref() == Some(&want_person)
+                        }
+                        Kind::Blob => {
+                            item.person.is_none()
+                                && item.blob.as_ref().is_some_and(|b| {
+                                    b.id == id && b.data.as_ref() == payloads.blob.as_slice()
+                                })
+                        }
+                    };
+                    if !ok {
+                        return Err(format!("tonic: stream item {seen} is wrong"));
+                    }
+                    seen += 1;
+                }
+            }
+        }
+        if seen != u64::from(count) {
+            return Err(format!(
+                "{}: the stream ended after {seen} of {count} items",
+                self.name()
+            ));
+        }
+        Ok(started.elapsed())
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Caller::Bebop { .. } => "bebop-rpc",
+            Caller::Tonic { .. } => "tonic",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Settings and measurements
+
+/// How much work one measurement does: for a time, or a number of calls.
+#[derive(Clone, Copy, Debug)]
+pub enum Budget {
+    /// Calls until this much time has passed.
+    Time(Duration),
+    /// This many calls (per caller, with concurrent callers).
+    Count(u64),
+}
+
+impl Budget {
+    fn until(self, started: Instant, done: u64) -> bool {
+        match self {
+            Budget::Time(d) => started.elapsed() < d,
+            Budget::Count(n) => done < n,
+        }
+    }
+}
+
+/// What [`run`] measures and for how long.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Rounds of every measurement; each round runs both systems, alternating which goes
+    /// first.
+    pub rounds: usize,
+    /// The warm-up of each system before each measurement.
+    pub warmup: Budget,
+    /// Sequential unary calls per round (latency).
+    pub sequential: Budget,
+    /// Concurrent unary calls per round (per caller if a count).
+    pub concurrent: Budget,
+    /// The concurrent callers sharing one client.
+    pub callers: usize,
+    /// Items of a `PersonSmall` stream (one stream per round).
+    pub stream_persons: u32,
+    /// Items of a blob stream (one stream per round).
+    pub stream_blobs: u32,
+}
+
+impl Settings {
+    /// The smoke mode: a few calls of everything, every response checked.
+    pub fn quick() -> Settings {
+        Settings {
+            rounds: 2,
+            warmup: Budget::Count(3),
+            sequential: Budget::Count(40),
+            concurrent: Budget::Count(3),
+            callers: 64,
+            stream_persons: 500,
+            stream_blobs: 40,
+        }
+    }
+
+    /// The full run: about 75 seconds on two cores.
+    pub fn full() -> Settings {
+        Settings {
+            rounds: 4,
+            warmup: Budget::Time(Duration::from_millis(250)),
+            sequential: Budget::Time(Duration::from_millis(1500)),
+            concurrent: Budget::Time(Duration::from_millis(1500)),
+            callers: 64,
+            stream_persons: 300_000,
+            stream_blobs: 15_000,
+        }
+    }
+}
+
+/// One measured value of both systems.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// What was measured.
+    pub name: String,
+    /// The unit of the values.
+    pub unit: Unit,
+    /// bebop-rpc's value.
+    pub bebop: f64,
+    /// tonic's value.
+    pub tonic: f64,
+}
+
+/// The unit of a [`Row`], which also says which way is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Microseconds: lower is better.
+    Micros,
+    /// Operations per second: higher is better.
+    PerSecond,
+}
+
+impl Row {
+    /// How many times better bebop-rpc is than tonic (below 1: worse).
+    pub fn ratio(&self) -> f64 {
+        match self.unit {
+            Unit::Micros => self.tonic / self.bebop,
+            Unit::PerSecond => self.bebop / self.tonic,
+        }
+    }
+
+    fn format(&self, v: f64) -> String {
+        match self.unit {
+            Unit::Micros => format!("{v:.1} µs"),
+            Unit::PerSecond => format!("{}/s", group(v.round() as u64)),
+        }
+    }
+}
+
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What [`run`] found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The settings it ran with.
+    pub settings: Settings,
+    /// Every measured row, in order.
+    pub rows: Vec<Row>,
+    /// Calls and stream items made and checked, over both systems, warm-ups included.
+    pub checked: u64,
+    /// How long the run took.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// The rows as a markdown table.
+    pub fn table(&self) -> String {
+        let mut out = String::from(
+            "| row | bebop-rpc | tonic | ratio (bebop better by) |\n|---|---:|---:|---:|\n",
+        );
+        for r in &self.rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {:.2}x |\n",
+                r.name,
+                r.format(r.bebop),
+                r.format(r.tonic),
+                r.ratio()
+            ));
+        }
+        out
+    }
+}
+
+/// The order of the systems in round `round`: A B, B A, A B, ...
+fn order(round: usize) -> [System; 2] {
+    if round % 2 == 0 {
+        [System::Bebop, System::Tonic]
+    } else {
+        [System::Tonic, System::Bebop]
+    }
+}
+
+/// Hands out call ids that no other call of the run uses.
+struct Ids(u64);
+
+impl Ids {
+    fn block(&mut self, size: u64) -> u64 {
+        let first = self.0;
+        self.0 += size;
+        first
+    }
+}
+
+/// Runs sequential echoes for `budget`; returns the latency of each call.
+async fn sequential(
+    caller: &mut Caller,
+    kind: Kind,
+    budget: Budget,
+    ids: &mut Ids,
+) -> Result<Vec<Duration>, Error> {
+    let mut samples = Vec::with_capacity(match budget {
+        Budget::Count(n) => n as usize,
+        Budget::Time(_) => 1 << 16,
+    });
+    let started = Instant::now();
+    let first = ids.block(1 << 40);
+    while budget.until(started, samples.len() as u64) {
+        let id = first + samples.len() as u64;
+        let t = Instant::now();
+        caller.echo(kind, id).await?;
+        samples.push(t.elapsed());
+    }
+    Ok(samples)
+}
+
+/// Runs `callers` concurrent echo loops on clones of one client for `budget`; returns the
+/// calls made and the time from the start until the last caller finished.
+async fn concurrent(
+    systems: &Systems,
+    system: System,
+    payloads: &Arc<Payloads>,
+    kind: Kind,
+    callers: usize,
+    budget: Budget,
+    ids: &mut Ids,
+) -> Result<(u64, Duration), Error> {
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(callers);
+    for _ in 0..callers {
+        let mut caller = systems.caller(system, payloads);
+        let first = ids.block(1 << 40);
+        tasks.push(tokio::spawn(async move {
+            let mut done = 0u64;
+            while budget.until(started, done) {
+                caller.echo(kind, first + done).await?;
+                done += 1;
+            }
+            Ok::<u64, Error>(done)
+        }));
+    }
+    let mut calls = 0;
+    for t in tasks {
+        calls += t.await.map_err(|e| format!("a caller task failed: {e}"))??;
+    }
+    Ok((calls, started.elapsed()))
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1].as_secs_f64() * 1e6
+}
+
+/// Per system, the results of every round of one measurement.
+#[derive(Default)]
+struct PerSystem<T> {
+    bebop: T,
+    tonic: T,
+}
+
+impl<T> PerSystem<T> {
+    fn get(&mut self, system: System) -> &mut T {
+        match system {
+            System::Bebop => &mut self.bebop,
+            System::Tonic => &mut self.tonic,
+        }
+    }
+}
+
+async fn measure(
+    settings: &Settings,
+    payloads: &Arc<Payloads>,
+    systems: &Systems,
+    checked: &mut u64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>, Error> {
+    let mut ids = Ids(1);
+    let mut rows = Vec::new();
+
+    // Unary latency: sequential calls on one connection.
+    for kind in [Kind::Person, Kind::Blob] {
+        progress(&format!("unary latency, {}", kind.label()));
+        let mut samples = PerSystem::<Vec<Duration>>::default();
+        for round in 0..settings.rounds {
+            for system in order(round) {
+                let mut caller = systems.caller(system, payloads);
+                *checked += sequential(&mut caller, kind, settings.warmup, &mut ids)
+                    .await?
+                    .len() as u64;
+                let s = sequential(&mut caller, kind, settings.sequential, &mut ids).await?;
+                *checked += s.len() as u64;
+                samples.get(system).extend(s);
+            }
+        }
+        samples.bebop.sort_unstable();
+        samples.tonic.sort_unstable();
+        for p in [50.0, 99.0] {
+            rows.push(Row {
+                name: format!(
+                    "unary latency p{p}, {}, sequential, 1 connection",
+                    kind.label()
+                ),
+                unit: Unit::Micros,
+                bebop: percentile(&samples.bebop, p),
+                tonic: percentile(&samples.tonic, p),
+            });
+        }
+    }
+
+    // Unary throughput: concurrent callers on one client.
+    for kind in [Kind::Person, Kind::Blob] {
+        progress(&format!(
+            "unary calls/s, {} callers, {}",
+            settings.callers,
+            kind.label()
+        ));
+        let mut totals = PerSystem::<(u64, Duration)>::default();
+        for round in 0..settings.rounds {
+            for system in order(round) {
+                let (calls, _) = concurrent(
+                    systems,
+                    system,
+                    payloads,
+                    kind,
+                    settings.callers,
+                    settings.warmup,
+                    &mut ids,
+                )
+                .await?;
+                *checked += calls;
+                let (calls, took) = concurrent(
+                    systems,
+                    system,
+                    payloads,
+                    kind,
+                    settings.callers,
+                    settings.concurrent,
+                    &mut ids,
+                )
+                .await?;
+                *checked += calls;
+                let t = totals.get(system);
+                t.0 += calls;
+                t.1 += took;
+            }
+        }
+        let rate = |(calls, took): (u64, Duration)| calls as f64 / took.as_secs_f64();
+        rows.push(Row {
+            name: format!(
+                "unary calls/s, {} callers, {}, 1 connection",
+                settings.callers,
+                kind.label()
+            ),
+            unit: Unit::PerSecond,
+            bebop: rate(totals.bebop),
+            tonic: rate(totals.tonic),
+        });
+    }
+
+    // Server streams: one stream of N items per round.
+    for (kind, count) in [
+        (Kind::Person, settings.stream_persons),
+        (Kind::Blob, settings.stream_blobs),
+    ] {
+        progress(&format!("stream msgs/s, {} x {count}", kind.label()));
+        let warm_count = match settings.warmup {
+            Budget::Count(n) => n.clamp(1, u64::from(count)) as u32,
+            Budget::Time(_) => (count / 10).max(1),
+        };
+        let mut took = PerSystem::<Duration>::default();
+        for round in 0..settings.rounds {
+            for system in order(round) {
+                let mut caller = systems.caller(system, payloads);
+                caller
+                    .stream(kind, warm_count, ids.block(u64::from(warm_count)))
+                    .await?;
+                *checked += u64::from(warm_count);
+                let t = caller.stream(kind, count, ids.block(u64::from(count))).await?;
+                *checked += u64::from(count);
+                *took.get(system) += t;
+            }
+        }
+        let items = (count as usize * settings.rounds) as f64;
+        rows.push(Row {
+            name: format!("server-stream msgs/s, {}, 1 stream of {count}", kind.label()),
+            unit: Unit::PerSecond,
+            bebop: items / took.bebop.as_secs_f64(),
+            tonic: items / took.tonic.as_secs_f64(),
+        });
+    }
+    Ok(rows)
+}
+
+/// Starts both servers, measures everything `settings` asks for, checks every response,
+/// and stops the servers. `progress` is told what is being measured.
+pub fn run(settings: &Settings, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
+    let started = Instant::now();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("building the runtime failed: {e}"))?;
+    let payloads = Arc::new(Payloads::new());
+    runtime.block_on(async {
+        let systems = Systems::start(&payloads).await?;
+        let mut checked = 0;
+        let rows = measure(settings, &payloads, &systems, &mut checked, progress).await;
+        let stopped = systems.stop().await;
+        let rows = rows?;
+        stopped?;
+        Ok(Report {
+            settings: settings.clone(),
+            rows,
+            checked,
+            elapsed: started.elapsed(),
+        })
+    })
+}

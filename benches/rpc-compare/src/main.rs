@@ -1,0 +1,75 @@
+//! `rpc-compare`: bebop-rpc against tonic on loopback, side by side.
+//!
+//! ```text
+//! cargo run --release -p bebop-rpc-compare            # the full run, about 75 s
+//! cargo run -p bebop-rpc-compare -- --quick           # a smoke run of everything
+//! ```
+
+use std::process::ExitCode;
+
+use bebop_rpc_compare::{Payloads, Settings, run};
+
+fn main() -> ExitCode {
+    let mut quick = false;
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "-h" | "--help" => {
+                println!(
+                    "usage: rpc-compare [--quick]\n\n\
+                     Benchmarks bebop-rpc against tonic on 127.0.0.1, both in this process.\n\
+                     --quick  a few calls of everything, every response checked (smoke test)"
+                );
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("rpc-compare: unknown argument {other:?} (try --help)");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let settings = if quick {
+        Settings::quick()
+    } else {
+        Settings::full()
+    };
+    if !quick && cfg!(debug_assertions) {
+        eprintln!(
+            "rpc-compare: this is a debug build; for real numbers run \
+             `cargo run --release -p bebop-rpc-compare`"
+        );
+    }
+    let (bp, bb, pp, pbb) = Payloads::new().encoded_sizes();
+    println!(
+        "# bebop-rpc vs tonic on 127.0.0.1 ({} mode, {} build)\n",
+        if quick { "quick" } else { "full" },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+    println!(
+        "One tokio multi-thread runtime (2 workers) runs both servers and both clients; \
+         one connection per system. Encoded payloads: PersonSmall {bp} B (Bebop) / {pp} B \
+         (protobuf), blob {bb} B / {pbb} B. {} rounds per row, systems alternating \
+         (A B, B A, ...), each warmed up first.\n",
+        settings.rounds
+    );
+    let report = run(&settings, &mut |what| eprintln!("measuring {what} ..."));
+    match report {
+        Ok(report) => {
+            print!("{}", report.table());
+            println!(
+                "\n{} calls and stream items checked in {:.1} s.",
+                report.checked,
+                report.elapsed.as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rpc-compare: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
