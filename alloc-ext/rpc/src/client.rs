@@ -13,7 +13,7 @@ use bebop::rpc::{Encoded, FrameFlags, HEADER_SIZE};
 use bebop::{Decode, Encode};
 use futures_core::Stream;
 use futures_util::StreamExt;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -717,39 +717,15 @@ impl<T: for<'a> Decode<'a>> Stream for Streaming<T> {
 impl<T> Unpin for Streaming<T> {}
 
 async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
-    wr: W,
+    mut wr: W,
     mut rx: mpsc::Receiver<Vec<u8>>,
     shared: Arc<Shared>,
 ) {
-    let mut wr = BufWriter::with_capacity(64 << 10, wr);
-    loop {
-        let first = tokio::select! {
-            m = rx.recv() => m,
-            _ = shared.closed.cancelled() => {
-                // Flush what is queued (cancel frames of the last calls) and close.
-                let mut rest = Vec::new();
-                while let Ok(more) = rx.try_recv() {
-                    rest.extend_from_slice(&more);
-                }
-                let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&rest)).await;
-                break;
-            }
-        };
-        let Some(first) = first else { break };
-        let result = async {
-            wr.write_all(&first).await?;
-            while let Ok(more) = rx.try_recv() {
-                wr.write_all(&more).await?;
-            }
-            wr.flush().await
-        }
-        .await;
-        if let Err(e) = result {
-            shared.close(Status::unavailable(format!(
-                "writing to the server failed: {e}"
-            )));
-            break;
-        }
+    if let Err(e) = wire::write_loop(&mut wr, &mut rx, None, &shared.closed).await {
+        shared.close(Status::unavailable(format!(
+            "writing to the server failed: {e}"
+        )));
+        return;
     }
     let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;
 }

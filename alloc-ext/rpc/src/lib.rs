@@ -25,7 +25,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // A server with no services still answers discovery (method 0).
+//! // A server with no services still answers discovery (method 0), listing none.
 //! let server = Server::builder().build();
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! let addr = listener.local_addr()?;
@@ -35,11 +35,12 @@
 //! });
 //!
 //! let client = Client::connect_tcp(addr).await?;
-//! let empty = client
-//!     .unary::<bebop::rpc::Empty, Vec<u8>>(0, &bebop::rpc::Empty {}, CallOptions::new())
-//!     .await;
-//! // The discovery response is a `DiscoveryResponse`, here with no services.
-//! assert!(empty.is_err() || empty.is_ok());
+//! let discovery = client
+//!     .unary::<bebop::rpc::Empty, bebop_rpc::RawMessage>(0, &bebop::rpc::Empty {}, CallOptions::new())
+//!     .await?
+//!     .into_inner();
+//! let services = <bebop::rpc::DiscoveryResponse as bebop::Decode>::from_bytes(&discovery.0)?;
+//! assert_eq!(services.services.len(), 0);
 //!
 //! // Unknown methods are NOT_FOUND.
 //! let err = client.unary::<str, String>(0x1234_5678, "x", CallOptions::new()).await.unwrap_err();

@@ -9,7 +9,7 @@ use bebop::rpc::{
     TrailingMetadata, encode_frame, frame_len,
 };
 use bebop::{Decode, Encode, Map, system_time_to_timestamp, timestamp_to_system_time};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::metadata::Metadata;
 use crate::status::Status;
@@ -149,6 +149,86 @@ pub(crate) fn trailer_metadata(payload: &[u8]) -> Result<Metadata, Status> {
         .map_err(|e| Status::internal(format!("the peer sent an undecodable trailer: {e}")))
 }
 
+/// Writes what `rx` yields to `wr` until `rx` ends or `stop` is raised: small elements are
+/// gathered into one write, large ones written as they are. With `stall`, a write that
+/// makes no progress for that long fails the loop (a peer that stopped reading).
+pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    rx: &mut tokio::sync::mpsc::Receiver<Vec<u8>>,
+    stall: Option<Duration>,
+    stop: &tokio_util::sync::CancellationToken,
+) -> io::Result<()> {
+    const BATCH: usize = 64 << 10;
+    let mut batch: Vec<u8> = Vec::with_capacity(BATCH);
+    loop {
+        let first = tokio::select! {
+            m = rx.recv() => m,
+            _ = stop.cancelled() => {
+                // Flush what is already queued (the last calls' cancel frames, say).
+                batch.clear();
+                while let Ok(more) = rx.try_recv() {
+                    batch.extend_from_slice(&more);
+                }
+                let _ = write_all(&mut wr, &batch, Some(stall.unwrap_or(Duration::from_secs(1)))).await;
+                return Ok(());
+            }
+        };
+        let Some(mut element) = first else {
+            return Ok(());
+        };
+        loop {
+            if element.len() >= BATCH && batch.is_empty() {
+                write_all(&mut wr, &element, stall).await?;
+            } else {
+                batch.extend_from_slice(&element);
+            }
+            if batch.len() >= BATCH {
+                write_all(&mut wr, &batch, stall).await?;
+                batch.clear();
+            }
+            match rx.try_recv() {
+                Ok(more) => element = more,
+                Err(_) => break,
+            }
+        }
+        if !batch.is_empty() {
+            write_all(&mut wr, &batch, stall).await?;
+            batch.clear();
+        }
+        with_stall(stall, wr.flush()).await?;
+    }
+}
+
+async fn write_all<W: AsyncWrite + Unpin>(
+    wr: &mut W,
+    mut bytes: &[u8],
+    stall: Option<Duration>,
+) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let n = with_stall(stall, wr.write(bytes)).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        bytes = &bytes[n..];
+    }
+    Ok(())
+}
+
+async fn with_stall<T>(
+    stall: Option<Duration>,
+    io: impl std::future::Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    match stall {
+        None => io.await,
+        Some(d) => tokio::time::timeout(d, io).await.unwrap_or_else(|_| {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer stopped reading",
+            ))
+        }),
+    }
+}
+
 /// Why reading an element failed.
 #[derive(Debug)]
 pub(crate) enum ReadError {
@@ -180,17 +260,24 @@ impl<R: AsyncBufRead + Unpin> ElementReader<R> {
         }
     }
 
-    async fn exact(&mut self, buf: &mut [u8]) -> Result<(), ReadError> {
-        match tokio::time::timeout(self.element_timeout, self.inner.read_exact(buf)).await {
+    /// Reads `buf` full before `deadline` (one deadline for all the parts of an element,
+    /// set when its first byte arrived).
+    async fn exact(
+        &mut self,
+        buf: &mut [u8],
+        deadline: tokio::time::Instant,
+    ) -> Result<(), ReadError> {
+        match tokio::time::timeout_at(deadline, self.inner.read_exact(buf)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(ReadError::Io(e)),
             Err(_) => Err(ReadError::Stalled),
         }
     }
 
-    async fn first(&mut self) -> Result<(), ReadError> {
+    /// Waits for an element's first byte; returns the deadline for the whole element.
+    async fn first(&mut self) -> Result<tokio::time::Instant, ReadError> {
         if self.ready().await? {
-            Ok(())
+            Ok(tokio::time::Instant::now() + self.element_timeout)
         } else {
             Err(ReadError::Closed)
         }
@@ -198,9 +285,9 @@ impl<R: AsyncBufRead + Unpin> ElementReader<R> {
 
     /// Reads one call header message (its length prefix included) and returns its bytes.
     pub async fn call_header(&mut self) -> Result<Vec<u8>, ReadError> {
-        self.first().await?;
+        let deadline = self.first().await?;
         let mut prefix = [0u8; CALL_HEADER_PREFIX];
-        self.exact(&mut prefix).await?;
+        self.exact(&mut prefix, deadline).await?;
         let declared = u32::from_le_bytes(prefix) as usize;
         if declared > self.max_call_header {
             return Err(ReadError::Refused {
@@ -213,15 +300,16 @@ impl<R: AsyncBufRead + Unpin> ElementReader<R> {
         }
         let mut bytes = vec![0u8; CALL_HEADER_PREFIX + declared];
         bytes[..CALL_HEADER_PREFIX].copy_from_slice(&prefix);
-        self.exact(&mut bytes[CALL_HEADER_PREFIX..]).await?;
+        self.exact(&mut bytes[CALL_HEADER_PREFIX..], deadline)
+            .await?;
         Ok(bytes)
     }
 
     /// Reads one frame.
     pub async fn frame(&mut self) -> Result<OwnedFrame, ReadError> {
-        self.first().await?;
+        let deadline = self.first().await?;
         let mut head = [0u8; HEADER_SIZE];
-        self.exact(&mut head).await?;
+        self.exact(&mut head, deadline).await?;
         let header = FrameHeader::from_wire(head);
         let stream_id = header.stream_id;
         if header.length as usize > self.max_payload {
@@ -243,10 +331,10 @@ impl<R: AsyncBufRead + Unpin> ElementReader<R> {
             });
         }
         let mut payload = vec![0u8; header.length as usize];
-        self.exact(&mut payload).await?;
+        self.exact(&mut payload, deadline).await?;
         let cursor = if header.flags.contains(FrameFlags::CURSOR) {
             let mut c = [0u8; CURSOR_SIZE];
-            self.exact(&mut c).await?;
+            self.exact(&mut c, deadline).await?;
             Some(u64::from_le_bytes(c))
         } else {
             None

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use bebop::rpc::{DISCOVERY_METHOD_ID, RESERVED_METHOD_IDS};
 use bebop::{MethodInfo, MethodKind};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -127,32 +127,19 @@ where
 }
 
 async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
-    wr: W,
+    mut wr: W,
     mut rx: mpsc::Receiver<Vec<u8>>,
     timeout: std::time::Duration,
     cancel: CancellationToken,
 ) {
-    let mut wr = BufWriter::with_capacity(64 << 10, wr);
-    loop {
-        let first = tokio::select! {
-            m = rx.recv() => m,
-            _ = cancel.cancelled() => break,
-        };
-        let Some(first) = first else { break };
-        let written = tokio::time::timeout(timeout, async {
-            wr.write_all(&first).await?;
-            while let Ok(more) = rx.try_recv() {
-                wr.write_all(&more).await?;
-            }
-            wr.flush().await
-        })
-        .await;
-        if !matches!(written, Ok(Ok(()))) {
-            // A broken connection, or a peer that stopped reading: every call on it is
-            // cancelled.
-            cancel.cancel();
-            break;
-        }
+    if wire::write_loop(&mut wr, &mut rx, Some(timeout), &cancel)
+        .await
+        .is_err()
+    {
+        // A broken connection, or a peer that stopped reading: every call on it is
+        // cancelled.
+        cancel.cancel();
+        return;
     }
     let _ = tokio::time::timeout(timeout, wr.shutdown()).await;
 }
@@ -301,8 +288,7 @@ impl Connection {
                     let status = Status::invalid_argument(format!(
                         "stream {id}: the frame opening a call carries its call header and cannot end the stream"
                     ));
-                    let _ = self.out.send(wire::error_frame(id, &status)).await;
-                    return Ok(());
+                    return self.refuse(id, &status, true).await;
                 }
                 if frame.payload.len() > self.shared.limits.max_call_header {
                     return Err(Close::Answer(
@@ -320,9 +306,7 @@ impl Connection {
                         let status = Status::invalid_argument(format!(
                             "stream {id}: the call header does not decode: {e}"
                         ));
-                        let _ = self.out.send(wire::error_frame(id, &status)).await;
-                        self.closed.insert(id);
-                        return Ok(());
+                        return self.refuse(id, &status, false).await;
                     }
                 };
                 self.open(header, id, None).await
@@ -370,6 +354,41 @@ impl Connection {
         }
     }
 
+    /// Drops the client's further frames on `stream_id` until its `END_STREAM`. Streams in
+    /// this state count against `max_concurrent_calls`; past twice the limit the client is
+    /// not ending what it starts, and the connection closes.
+    fn discard(&mut self, stream_id: u32) -> Result<(), Close> {
+        self.closed.insert(stream_id);
+        if self.closed.len() > 2 * self.shared.limits.max_concurrent_calls.max(1) {
+            return Err(Close::Answer(
+                0,
+                Status::resource_exhausted("too many calls left unfinished by the client"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses a call without starting it: the answer waits for room in the outgoing
+    /// queue, so a client that opens calls faster than it reads the refusals is slowed
+    /// down instead of piling them up.
+    async fn refuse(
+        &mut self,
+        stream_id: u32,
+        status: &Status,
+        request_ended: bool,
+    ) -> Result<(), Close> {
+        let frame = wire::error_frame(stream_id, status);
+        tokio::select! {
+            _ = self.out.send(frame) => {}
+            _ = self.cancel.cancelled() => return Err(Close::Quietly),
+        }
+        if request_ended {
+            Ok(())
+        } else {
+            self.discard(stream_id)
+        }
+    }
+
     fn finished(&mut self, key: u64) -> Result<(), Close> {
         let Some(entry) = self.calls.remove(&key) else {
             return Ok(());
@@ -381,13 +400,7 @@ impl Connection {
             self.current = None;
         }
         if !entry.request_ended {
-            self.closed.insert(entry.stream_id);
-            if self.closed.len() > self.shared.limits.max_concurrent_calls {
-                return Err(Close::Answer(
-                    0,
-                    Status::resource_exhausted("too many calls left unfinished by the client"),
-                ));
-            }
+            return self.discard(entry.stream_id);
         }
         Ok(())
     }
@@ -439,6 +452,14 @@ impl Connection {
         } else {
             None
         };
+        if let Some(status) = early {
+            // The call never starts: no task, no entry (RPC.md 19.2: before interceptors).
+            let ended = first.as_ref().is_some_and(|f| f.is_end());
+            if self.mode == Mode::Sequential {
+                self.current = None;
+            }
+            return self.refuse(stream_id, &status, ended).await;
+        }
         let key = self.next_key;
         self.next_key += 1;
         let cancel = self.cancel.child_token();
@@ -466,25 +487,20 @@ impl Connection {
             requests: rx,
             responder: responder.clone(),
         };
-        let work: BoxFuture<'static, ()> = match early {
-            Some(status) => Box::pin(call.reject(status)),
-            None => {
-                let interceptors = self.shared.interceptors.clone();
-                let service = route.map(|r| (r.service.clone(), r.info));
-                let discovery = self.shared.clone();
-                Box::pin(async move {
-                    for interceptor in &interceptors {
-                        if let Err(status) = interceptor.intercept(&call.ctx).await {
-                            return call.reject(status).await;
-                        }
-                    }
-                    match service {
-                        Some((service, info)) => service.call(info, call).await,
-                        None => call.reply_encoded(&discovery.discovery).await,
-                    }
-                })
+        let interceptors = self.shared.interceptors.clone();
+        let service = route.map(|r| (r.service.clone(), r.info));
+        let discovery = self.shared.clone();
+        let work: BoxFuture<'static, ()> = Box::pin(async move {
+            for interceptor in &interceptors {
+                if let Err(status) = interceptor.intercept(&call.ctx).await {
+                    return call.reject(status).await;
+                }
             }
-        };
+            match service {
+                Some((service, info)) => service.call(info, call).await,
+                None => call.reply_encoded(&discovery.discovery).await,
+            }
+        });
         let done = self.done_tx.clone();
         spawn_call(&self.shared.tracker, ctx, responder, work, move || {
             let _ = done.send(key);
