@@ -640,7 +640,6 @@ async fn slowloris(running: &Running, element: &[u8], every: Duration) -> (Statu
 /// limit of the one before must still be refused once the limit has passed since its first
 /// byte.
 #[test]
-
 fn element_timeout_counts_from_the_first_byte() {
     let limits = Limits {
         element_timeout: Duration::from_secs(1),
@@ -801,7 +800,6 @@ fn connections_over_the_limit_are_refused() {
 /// (whose buffers hold far less than the response; on TCP loopback the kernel's send buffer
 /// swallows it whole), with a 500 ms write timeout: every 30 ms 32 KiB of it moves.
 #[test]
-
 fn a_slow_but_steady_reader_is_not_cut_off() {
     let limits = Limits {
         write_timeout: Duration::from_millis(500),
@@ -869,7 +867,6 @@ fn a_slow_but_steady_reader_is_not_cut_off() {
 /// than that closes the connection (`RESOURCE_EXHAUSTED`, "too many calls left
 /// unfinished"). Either way, the server keeps no more than the limit's worth of them.
 #[test]
-
 fn undecodable_opening_frames_do_not_pile_up() {
     let limits = Limits {
         max_concurrent_calls: 8,
@@ -938,10 +935,10 @@ async fn small_window(endpoint: &Endpoint) -> Raw {
 }
 
 /// A client that never reads while the server streams to it: the server's queue for the
-/// connection fills (`response_queue` elements), its write makes no progress for
+/// connection fills (`response_buffer` bytes), its write makes no progress for
 /// `write_timeout`, and it closes the connection and cancels the handler. With large
 /// items (1 MiB notes echoed by the duplex Shout), memory stays bounded by the queues
-/// (`request_queue` + `response_queue` items) and the socket buffers.
+/// (`request_queue` frames + `response_buffer` bytes) and the socket buffers.
 ///
 /// Measured in debug on a 2-core machine: the endless stream of small samples is cancelled
 /// ~0.5 s after it starts on a Unix socket, ~2 s on TCP (where ~110,000 samples fit in the
@@ -952,7 +949,7 @@ async fn small_window(endpoint: &Endpoint) -> Raw {
 fn a_client_that_never_reads_is_cut_off() {
     let limits = Limits {
         write_timeout: Duration::from_millis(500),
-        response_queue: 8,
+        response_buffer: 8 << 10,
         request_queue: 4,
         ..Limits::default()
     };
@@ -1029,7 +1026,6 @@ fn a_client_that_never_reads_is_cut_off() {
 /// its refusal. The live tasks of the runtime stay within the limit plus the connection's
 /// own.
 #[test]
-
 fn calls_over_the_concurrency_limit_do_not_pile_up() {
     let limits = Limits {
         max_concurrent_calls: 8,

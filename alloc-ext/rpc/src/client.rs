@@ -14,11 +14,11 @@ use bebop::{Decode, Encode};
 use futures_core::Stream;
 use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallOptions, instant_of};
 use crate::metadata::Metadata;
+use crate::queue::{FrameQueue, Outbox};
 use crate::status::Status;
 use crate::wire::{self, ElementReader, MUX_KEY, OwnedFrame, ReadError};
 
@@ -27,11 +27,11 @@ use crate::wire::{self, ElementReader, MUX_KEY, OwnedFrame, ReadError};
 pub struct ClientLimits {
     /// The largest response frame payload accepted; a larger one closes the connection.
     pub max_frame_payload: usize,
-    /// Response frames waiting per call for the caller to read them; when full, the
-    /// connection stops reading.
-    pub response_queue: usize,
-    /// Encoded elements waiting to be written.
-    pub request_queue: usize,
+    /// Bytes of response frames waiting per call for the caller to read them; past that,
+    /// the connection stops reading.
+    pub response_buffer: usize,
+    /// Bytes of encoded requests waiting to be written; past that, callers wait.
+    pub request_buffer: usize,
     /// How long the rest of a frame may take once its first byte arrived.
     pub element_timeout: Duration,
 }
@@ -40,19 +40,17 @@ impl Default for ClientLimits {
     fn default() -> Self {
         ClientLimits {
             max_frame_payload: 4 << 20,
-            response_queue: 16,
-            request_queue: 64,
+            response_buffer: 256 << 10,
+            request_buffer: 256 << 10,
             element_timeout: Duration::from_secs(30),
         }
     }
 }
 
 struct Shared {
-    out: mpsc::Sender<Vec<u8>>,
-    streams: Mutex<HashMap<u32, mpsc::Sender<OwnedFrame>>>,
-    /// Held while a stream id is taken and its opening frame queued, so that ids reach the
-    /// wire in increasing order.
-    open: Mutex<()>,
+    out: Outbox,
+    streams: Mutex<HashMap<u32, Arc<FrameQueue<OwnedFrame>>>>,
+    /// Taken inside the outbox's lock, so that ids reach the wire in increasing order.
     next_stream: AtomicU32,
     closed: CancellationToken,
     reason: Mutex<Option<Status>>,
@@ -73,7 +71,10 @@ impl Shared {
     fn close(&self, reason: Status) {
         lock(&self.reason).get_or_insert(reason);
         self.closed.cancel();
-        lock(&self.streams).clear();
+        self.out.close();
+        for (_, queue) in lock(&self.streams).drain() {
+            queue.close();
+        }
     }
 }
 
@@ -119,9 +120,17 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// Connects over TCP (with `TCP_NODELAY`).
     pub async fn connect_tcp(addr: impl tokio::net::ToSocketAddrs) -> std::io::Result<Self> {
+        Client::connect_tcp_with(addr, ClientLimits::default()).await
+    }
+
+    /// Connects over TCP with `limits`.
+    pub async fn connect_tcp_with(
+        addr: impl tokio::net::ToSocketAddrs,
+        limits: ClientLimits,
+    ) -> std::io::Result<Self> {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Client::new(stream))
+        Ok(Client::with_limits(stream, limits))
     }
 
     /// Connects to a Unix socket.
@@ -143,22 +152,20 @@ impl Client {
         limits: ClientLimits,
     ) -> Self {
         let (rd, wr) = tokio::io::split(io);
-        let (out, out_rx) = mpsc::channel(limits.request_queue.max(1));
+        let out = Outbox::new(limits.request_buffer);
         let mut preface = Metadata::new();
         preface.insert(MUX_KEY, "1");
-        let preface = wire::call_header_bytes(None, None, &preface, 0);
-        // The queue is empty: this cannot fail.
-        let _ = out.try_send(preface);
+        // A new outbox is open: this cannot fail.
+        let _ = out.force(&wire::call_header_bytes(None, None, &preface, 0));
         let shared = Arc::new(Shared {
             out,
             streams: Mutex::new(HashMap::new()),
-            open: Mutex::new(()),
             next_stream: AtomicU32::new(1),
             closed: CancellationToken::new(),
             reason: Mutex::new(None),
             limits,
         });
-        tokio::spawn(write_loop(wr, out_rx, shared.clone()));
+        tokio::spawn(write_loop(wr, shared.clone()));
         tokio::spawn(read_loop(rd, shared.clone()));
         let handle = Arc::new(Handle(shared.closed.clone()));
         Client { shared, handle }
@@ -176,12 +183,13 @@ impl Client {
     }
 
     /// Opens a call: takes the next stream id and queues the frame carrying the call
-    /// header, followed by `first` (already encoded with stream id 0) if given.
-    async fn open(
+    /// header, followed by the request `first` in an `END_STREAM` frame if given (a unary
+    /// or server-stream call: its whole request stream).
+    async fn open<T: Encode + Sync + ?Sized>(
         &self,
         method_id: u32,
         options: &CallOptions,
-        first: Option<Vec<u8>>,
+        first: Option<&T>,
     ) -> Result<CallHandle, Status> {
         let header = wire::call_header_bytes(
             Some(method_id),
@@ -189,45 +197,37 @@ impl Client {
             &options.metadata,
             options.cursor,
         );
-        let mut bytes = wire::frame(FrameFlags::NONE, 0, &Encoded(&header), None)?;
-        let open_len = bytes.len();
-        // The first request frame, when given, is a unary or server-stream request: the
-        // whole request stream.
-        let ends_requests = first.is_some();
-        if let Some(first) = first {
-            bytes.extend_from_slice(&first);
-        }
-        let (tx, rx) = mpsc::channel(self.shared.limits.response_queue.max(1));
-        let permit = tokio::select! {
-            p = self.shared.out.reserve() => p.map_err(|_| self.shared.gone())?,
-            _ = self.shared.closed.cancelled() => return Err(self.shared.gone()),
+        let queue = Arc::new(FrameQueue::new(self.shared.limits.response_buffer));
+        let shared = &self.shared;
+        let pushed = tokio::select! {
+            r = shared.out.push(|buf| {
+                let id = shared.next_stream.fetch_add(2, Ordering::Relaxed);
+                if id > u32::MAX - 2 {
+                    return Err(Status::unavailable(
+                        "this connection has used all its stream ids; open a new one",
+                    ));
+                }
+                let start = buf.len();
+                wire::push_frame(buf, FrameFlags::NONE, id, &Encoded(&header), None)?;
+                if let Some(first) = first {
+                    if let Err(e) = wire::push_frame(buf, FrameFlags::END_STREAM, id, first, None) {
+                        buf.truncate(start);
+                        return Err(e);
+                    }
+                }
+                lock(&shared.streams).insert(id, queue.clone());
+                Ok(id)
+            }) => r,
+            _ = shared.closed.cancelled() => return Err(shared.gone()),
         };
-        let stream_id = {
-            let _order = lock(&self.shared.open);
-            let id = self.shared.next_stream.fetch_add(2, Ordering::Relaxed);
-            if id > u32::MAX - 2 {
-                return Err(Status::unavailable(
-                    "this connection has used all its stream ids; open a new one",
-                ));
-            }
-            set_stream_id(&mut bytes[..open_len], id);
-            if bytes.len() > open_len {
-                set_stream_id(&mut bytes[open_len..], id);
-            }
-            lock(&self.shared.streams).insert(id, tx);
-            permit.send(bytes);
-            id
-        };
-        if self.shared.closed.is_cancelled() {
-            return Err(self.shared.gone());
-        }
+        let stream_id = pushed.map_err(|_| shared.gone())??;
         Ok(CallHandle {
             shared: self.shared.clone(),
             _handle: self.handle.clone(),
             stream_id,
-            rx,
+            queue,
             finished: false,
-            sent_end: Arc::new(AtomicBool::new(ends_requests)),
+            sent_end: Arc::new(AtomicBool::new(first.is_some())),
         })
     }
 
@@ -239,13 +239,12 @@ impl Client {
         options: CallOptions,
     ) -> Result<Response<Resp>, Status>
     where
-        Req: Encode + ?Sized,
+        Req: Encode + Sync + ?Sized,
         Resp: for<'a> Decode<'a>,
     {
         let deadline = options.deadline.map(instant_of);
-        let first = wire::frame(FrameFlags::END_STREAM, 0, request, None)?;
         within(deadline, async {
-            let mut call = self.open(method_id, &options, Some(first)).await?;
+            let mut call = self.open(method_id, &options, Some(request)).await?;
             call.read_unary().await
         })
         .await
@@ -259,19 +258,21 @@ impl Client {
         options: CallOptions,
     ) -> Result<Streaming<Resp>, Status>
     where
-        Req: Encode + ?Sized,
+        Req: Encode + Sync + ?Sized,
         Resp: for<'a> Decode<'a>,
     {
-        let first = wire::frame(FrameFlags::END_STREAM, 0, request, None)?;
+        let first = bebop::encode_to_vec(request)
+            .map_err(|e| Status::internal(format!("encoding the request failed: {e}")))?;
         let deadline = options.deadline.map(instant_of);
         let call = within(
             deadline,
-            self.open(method_id, &options, Some(first.clone())),
+            self.open(method_id, &options, Some(&Encoded(&first))),
         )
         .await?;
         Ok(Streaming {
             call,
             deadline,
+            timer: None,
             last_cursor: options.cursor,
             trailers: None,
             done: false,
@@ -294,25 +295,25 @@ impl Client {
         options: CallOptions,
     ) -> Result<Response<Resp>, Status>
     where
-        Req: Encode,
+        Req: Encode + Send,
         Resp: for<'a> Decode<'a>,
         S: Stream<Item = Req> + Send,
     {
         let deadline = options.deadline.map(instant_of);
         within(deadline, async {
-            let mut call = self.open(method_id, &options, None).await?;
+            let mut call = self.open::<Encoded<'_>>(method_id, &options, None).await?;
             let mut requests = std::pin::pin!(requests);
             loop {
                 tokio::select! {
                     biased;
-                    frame = call.rx.recv() => {
+                    frame = call.queue.pop() => {
                         // The server answered early (or failed): stop sending.
                         return call.unary_from(frame).await;
                     }
                     item = requests.next() => match item {
-                        Some(item) => call.send(FrameFlags::NONE, &item).await?,
+                        Some(item) => call.sender().send(FrameFlags::NONE, item).await?,
                         None => {
-                            call.send(FrameFlags::END_STREAM, &Encoded(&[])).await?;
+                            call.sender().send(FrameFlags::END_STREAM, Encoded(&[])).await?;
                             return call.read_unary().await;
                         }
                     },
@@ -337,7 +338,11 @@ impl Client {
         S: Stream<Item = Req> + Send + 'static,
     {
         let deadline = options.deadline.map(instant_of);
-        let call = within(deadline, self.open(method_id, &options, None)).await?;
+        let call = within(
+            deadline,
+            self.open::<Encoded<'_>>(method_id, &options, None),
+        )
+        .await?;
         let sender = call.sender();
         let stop = CancellationToken::new();
         let pump_stop = stop.clone();
@@ -349,14 +354,9 @@ impl Client {
                     _ = pump_stop.cancelled() => return,
                 };
                 let sent = match item {
-                    Some(item) => {
-                        match wire::frame(FrameFlags::NONE, sender.stream_id, &item, None) {
-                            Ok(bytes) => sender.send_bytes(bytes).await,
-                            Err(e) => Err(e),
-                        }
-                    }
+                    Some(item) => sender.send(FrameFlags::NONE, item).await,
                     None => {
-                        let _ = sender.send(FrameFlags::END_STREAM, &Encoded(&[])).await;
+                        let _ = sender.send(FrameFlags::END_STREAM, Encoded(&[])).await;
                         return;
                     }
                 };
@@ -368,6 +368,7 @@ impl Client {
         Ok(Streaming {
             call,
             deadline,
+            timer: None,
             last_cursor: options.cursor,
             trailers: None,
             done: false,
@@ -375,13 +376,6 @@ impl Client {
             pump: Some(stop.drop_guard()),
             _item: PhantomData,
         })
-    }
-}
-
-/// Sets the stream id of the frame at the start of `bytes`.
-fn set_stream_id(bytes: &mut [u8], id: u32) {
-    if let Some(field) = bytes.get_mut(5..HEADER_SIZE) {
-        field.copy_from_slice(&id.to_le_bytes());
     }
 }
 
@@ -411,20 +405,16 @@ struct CallSender {
 }
 
 impl CallSender {
-    async fn send<T: Encode + ?Sized>(&self, flags: FrameFlags, item: &T) -> Result<(), Status> {
-        let bytes = wire::frame(flags, self.stream_id, item, None)?;
-        self.send_bytes(bytes).await
-    }
-
-    async fn send_bytes(&self, bytes: Vec<u8>) -> Result<(), Status> {
-        let ends = bytes
-            .get(4)
-            .is_some_and(|f| f & FrameFlags::END_STREAM.bits() != 0);
+    /// Encodes `item` in a frame straight into the outbox, waiting for room.
+    async fn send<T: Encode + Send>(&self, flags: FrameFlags, item: T) -> Result<(), Status> {
+        let id = self.stream_id;
         let sent = tokio::select! {
-            r = self.shared.out.send(bytes) => r.map_err(|_| self.shared.gone()),
+            r = self.shared.out.push(move |buf| wire::push_frame(buf, flags, id, &item, None)) => {
+                r.map_err(|_| self.shared.gone())?
+            }
             _ = self.shared.closed.cancelled() => Err(self.shared.gone()),
         };
-        if ends && sent.is_ok() {
+        if flags.contains(FrameFlags::END_STREAM) && sent.is_ok() {
             self.sent_end.store(true, Ordering::Release);
         }
         sent
@@ -438,7 +428,7 @@ struct CallHandle {
     shared: Arc<Shared>,
     _handle: Arc<Handle>,
     stream_id: u32,
-    rx: mpsc::Receiver<OwnedFrame>,
+    queue: Arc<FrameQueue<OwnedFrame>>,
     /// The server ended the call.
     finished: bool,
     /// The client ended its requests.
@@ -454,27 +444,28 @@ impl CallHandle {
         }
     }
 
-    async fn send<T: Encode + ?Sized>(&self, flags: FrameFlags, item: &T) -> Result<(), Status> {
-        self.sender().send(flags, item).await
-    }
-
-    async fn next_frame(&mut self) -> Result<OwnedFrame, Status> {
-        match self.rx.recv().await {
-            Some(f) => {
+    fn poll_next_frame(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<OwnedFrame, Status>> {
+        match self.queue.poll_pop(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(f)) => {
                 if f.is_end() {
                     self.finished = true;
                 }
-                Ok(f)
+                Poll::Ready(Ok(f))
             }
-            None => {
+            Poll::Ready(None) => {
                 self.finished = true;
-                Err(self.shared.gone())
+                Poll::Ready(Err(self.shared.gone()))
             }
         }
     }
 
+    async fn next_frame(&mut self) -> Result<OwnedFrame, Status> {
+        std::future::poll_fn(|cx| self.poll_next_frame(cx)).await
+    }
+
     async fn read_unary<Resp: for<'a> Decode<'a>>(&mut self) -> Result<Response<Resp>, Status> {
-        let frame = self.rx.recv().await;
+        let frame = self.queue.pop().await;
         self.unary_from(frame).await
     }
 
@@ -524,6 +515,7 @@ impl CallHandle {
 impl Drop for CallHandle {
     fn drop(&mut self) {
         lock(&self.shared.streams).remove(&self.stream_id);
+        self.queue.close();
         let sent_end = self.sent_end.load(Ordering::Acquire);
         if (self.finished && sent_end) || self.shared.closed.is_cancelled() {
             return;
@@ -541,14 +533,8 @@ impl Drop for CallHandle {
                 &Status::cancelled("the client cancelled the call"),
             )
         };
-        if let Err(mpsc::error::TrySendError::Full(bytes)) = self.shared.out.try_send(bytes) {
-            let out = self.shared.out.clone();
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move {
-                    let _ = out.send(bytes).await;
-                });
-            }
-        }
+        // A small frame that must not wait: it goes in whatever the outbox's budget.
+        let _ = self.shared.out.force(&bytes);
     }
 }
 
@@ -582,6 +568,9 @@ impl<T> Response<T> {
     }
 }
 
+/// A stream's next item with its cursor, `None` at the end.
+type NextItem<T> = Result<Option<(T, Option<u64>)>, Status>;
+
 struct Resume {
     method_id: u32,
     request: Vec<u8>,
@@ -596,6 +585,8 @@ struct Resume {
 pub struct Streaming<T> {
     call: CallHandle,
     deadline: Option<Instant>,
+    /// The deadline's timer, armed on the first read.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
     last_cursor: u64,
     trailers: Option<Metadata>,
     done: bool,
@@ -613,28 +604,39 @@ impl<T: for<'a> Decode<'a>> Streaming<T> {
 
     /// The next response and the cursor it carried, if any.
     pub async fn message_with_cursor(&mut self) -> Result<Option<(T, Option<u64>)>, Status> {
+        std::future::poll_fn(|cx| self.poll_message(cx)).await
+    }
+
+    fn poll_message(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<NextItem<T>> {
         if self.done {
-            return Ok(None);
+            return Poll::Ready(Ok(None));
         }
-        let frame = match self.deadline {
-            None => self.call.next_frame().await,
-            Some(at) => match tokio::time::timeout_at(at.into(), self.call.next_frame()).await {
-                Ok(f) => f,
-                Err(_) => {
-                    self.done = true;
-                    return Err(Status::deadline_exceeded(
-                        "the deadline passed while waiting for the server",
-                    ));
-                }
-            },
-        };
-        let frame = match frame {
-            Ok(f) => f,
-            Err(s) => {
+        if let Some(at) = self.deadline {
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at.into())));
+            if timer.as_mut().poll(cx).is_ready() {
                 self.done = true;
-                return Err(s);
+                return Poll::Ready(Err(Status::deadline_exceeded(
+                    "the deadline passed while waiting for the server",
+                )));
+            }
+        }
+        let frame = match self.call.poll_next_frame(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(f)) => f,
+            Poll::Ready(Err(s)) => {
+                self.done = true;
+                return Poll::Ready(Err(s));
             }
         };
+        Poll::Ready(self.take(frame))
+    }
+
+    fn take(&mut self, frame: OwnedFrame) -> NextItem<T> {
         if frame.is_end() {
             self.done = true;
             self.pump = None;
@@ -680,12 +682,13 @@ impl<T: for<'a> Decode<'a>> Streaming<T> {
         let options = resume.options.clone().cursor(self.last_cursor);
         let call = within(
             self.deadline,
-            client.open(resume.method_id, &options, Some(resume.request.clone())),
+            client.open(resume.method_id, &options, Some(&Encoded(&resume.request))),
         )
         .await?;
         Ok(Streaming {
             call,
             deadline: self.deadline,
+            timer: None,
             last_cursor: self.last_cursor,
             trailers: None,
             done: false,
@@ -708,20 +711,15 @@ impl<T: for<'a> Decode<'a>> Stream for Streaming<T> {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        let fut = this.message();
-        let mut fut = std::pin::pin!(fut);
-        fut.as_mut().poll(cx).map(Result::transpose)
+        this.poll_message(cx)
+            .map(|r| r.map(|o| o.map(|(item, _)| item)).transpose())
     }
 }
 
 impl<T> Unpin for Streaming<T> {}
 
-async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
-    mut wr: W,
-    mut rx: mpsc::Receiver<Vec<u8>>,
-    shared: Arc<Shared>,
-) {
-    if let Err(e) = wire::write_loop(&mut wr, &mut rx, None, &shared.closed).await {
+async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(mut wr: W, shared: Arc<Shared>) {
+    if let Err(e) = wire::write_loop(&mut wr, &shared.out, None, &shared.closed).await {
         shared.close(Status::unavailable(format!(
             "writing to the server failed: {e}"
         )));
@@ -737,6 +735,7 @@ async fn read_loop<R: AsyncRead + Unpin + Send + 'static>(rd: R, shared: Arc<Sha
         max_call_header: 0,
         element_timeout: shared.limits.element_timeout,
     };
+    let mut last: Option<(u32, Arc<FrameQueue<OwnedFrame>>)> = None;
     let reason = loop {
         let frame = tokio::select! {
             f = reader.frame() => f,
@@ -763,17 +762,29 @@ async fn read_loop<R: AsyncRead + Unpin + Send + 'static>(rd: R, shared: Arc<Sha
             break Some(Status::from_error_payload(&frame.payload));
         }
         let end = frame.is_end();
-        let tx = {
-            let mut streams = lock(&shared.streams);
-            if end {
-                streams.remove(&id)
-            } else {
-                streams.get(&id).cloned()
+        // Consecutive frames are usually of the same stream: keep its queue at hand.
+        let queue = match &last {
+            Some((last_id, q)) if *last_id == id && !end => Some(q.clone()),
+            _ => {
+                let mut streams = lock(&shared.streams);
+                if end {
+                    streams.remove(&id)
+                } else {
+                    streams.get(&id).cloned()
+                }
             }
         };
-        if let Some(tx) = tx {
-            // A call that stopped reading drops its receiver, which ends this wait.
-            let _ = tx.send(frame).await;
+        last = match (&queue, end) {
+            (Some(q), false) => Some((id, q.clone())),
+            _ => None,
+        };
+        if let Some(queue) = queue {
+            // A call that stopped reading closes its queue, which ends this wait.
+            let size = frame.payload.len() + HEADER_SIZE;
+            if end {
+                lock(&shared.streams).remove(&id);
+            }
+            let _ = queue.push(frame, size).await;
         }
     };
     shared.close(reason.unwrap_or_else(|| Status::unavailable("the connection closed")));

@@ -53,6 +53,7 @@
 mod client;
 mod context;
 mod metadata;
+mod queue;
 mod server;
 mod status;
 mod wire;

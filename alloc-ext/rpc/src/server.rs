@@ -88,8 +88,9 @@ pub struct Limits {
     /// Request frames waiting for a slow streaming handler, per call; when full, the
     /// connection stops reading.
     pub request_queue: usize,
-    /// Encoded elements waiting to be written, per connection; when full, handlers wait.
-    pub response_queue: usize,
+    /// Bytes of encoded responses waiting to be written, per connection; past that,
+    /// handlers sending responses wait.
+    pub response_buffer: usize,
     /// How long the rest of an element may take to arrive once its first byte has.
     pub element_timeout: Duration,
     /// How long a connection without calls may stay silent.
@@ -108,7 +109,7 @@ impl Default for Limits {
             max_concurrent_calls: 256,
             max_connections: 10_000,
             request_queue: 16,
-            response_queue: 64,
+            response_buffer: 256 << 10,
             element_timeout: Duration::from_secs(10),
             idle_timeout: Some(Duration::from_secs(300)),
             write_timeout: Duration::from_secs(30),

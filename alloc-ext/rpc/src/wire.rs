@@ -149,53 +149,51 @@ pub(crate) fn trailer_metadata(payload: &[u8]) -> Result<Metadata, Status> {
         .map_err(|e| Status::internal(format!("the peer sent an undecodable trailer: {e}")))
 }
 
-/// Writes what `rx` yields to `wr` until `rx` ends or `stop` is raised: small elements are
-/// gathered into one write, large ones written as they are. With `stall`, a write that
-/// makes no progress for that long fails the loop (a peer that stopped reading).
+/// Writes what `outbox` holds to `wr` until the outbox is closed and empty, or `stop` is
+/// raised (then what is queued is written once more, briefly). Everything queued since the
+/// last write goes out in one write. With `stall`, a write that makes no progress for that
+/// long fails the loop (a peer that stopped reading).
+/// Below this many queued bytes the writer yields once before writing.
+const SMALL_BATCH: usize = 16 << 10;
+
 pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     mut wr: W,
-    rx: &mut tokio::sync::mpsc::Receiver<Vec<u8>>,
+    outbox: &crate::queue::Outbox,
     stall: Option<Duration>,
     stop: &tokio_util::sync::CancellationToken,
 ) -> io::Result<()> {
-    const BATCH: usize = 64 << 10;
-    let mut batch: Vec<u8> = Vec::with_capacity(BATCH);
+    let mut buf: Vec<u8> = Vec::new();
     loop {
-        let first = tokio::select! {
-            m = rx.recv() => m,
+        let taken = tokio::select! {
+            t = outbox.take(&mut buf) => t,
             _ = stop.cancelled() => {
-                // Flush what is already queued (the last calls' cancel frames, say).
-                batch.clear();
-                while let Ok(more) = rx.try_recv() {
-                    batch.extend_from_slice(&more);
+                // Write what is already queued (the last calls' cancel frames, say).
+                outbox.close();
+                buf.clear();
+                if outbox.take(&mut buf).await.is_some() {
+                    let brief = Some(stall.unwrap_or(Duration::from_secs(1)).min(Duration::from_secs(1)));
+                    let _ = write_all(&mut wr, &buf, brief).await;
+                    let _ = with_stall(brief, wr.flush()).await;
                 }
-                let _ = write_all(&mut wr, &batch, Some(stall.unwrap_or(Duration::from_secs(1)))).await;
                 return Ok(());
             }
         };
-        let Some(mut element) = first else {
+        if taken.is_none() {
             return Ok(());
-        };
-        loop {
-            if element.len() >= BATCH && batch.is_empty() {
-                write_all(&mut wr, &element, stall).await?;
-            } else {
-                batch.extend_from_slice(&element);
-            }
-            if batch.len() >= BATCH {
-                write_all(&mut wr, &batch, stall).await?;
-                batch.clear();
-            }
-            match rx.try_recv() {
-                Ok(more) => element = more,
-                Err(_) => break,
-            }
         }
-        if !batch.is_empty() {
-            write_all(&mut wr, &batch, stall).await?;
-            batch.clear();
+        if buf.len() < SMALL_BATCH {
+            // Let the tasks that are about to queue more (a streaming handler, callers in a
+            // burst) run once before the write: one system call for many small frames.
+            tokio::task::yield_now().await;
+            outbox.take_more(&mut buf);
         }
+        write_all(&mut wr, &buf, stall).await?;
         with_stall(stall, wr.flush()).await?;
+        buf.clear();
+        if buf.capacity() > 1 << 20 {
+            // Do not keep a buffer sized for one huge frame.
+            buf = Vec::new();
+        }
     }
 }
 
@@ -242,15 +240,15 @@ pub(crate) enum ReadError {
     Refused { stream_id: u32, status: Status },
 }
 
-/// Reads protocol elements from a buffered async reader.
+/// Reads protocol elements from an async reader through its own buffer.
 pub(crate) struct ElementReader<R> {
-    pub inner: R,
+    pub inner: tokio::io::BufReader<R>,
     pub max_payload: usize,
     pub max_call_header: usize,
     pub element_timeout: Duration,
 }
 
-impl<R: AsyncBufRead + Unpin> ElementReader<R> {
+impl<R: tokio::io::AsyncRead + Unpin> ElementReader<R> {
     /// Waits until at least one byte is buffered; `false` at a clean end of stream.
     /// Cancel-safe: nothing is consumed.
     pub async fn ready(&mut self) -> Result<bool, ReadError> {
@@ -307,10 +305,60 @@ impl<R: AsyncBufRead + Unpin> ElementReader<R> {
 
     /// Reads one frame.
     pub async fn frame(&mut self) -> Result<OwnedFrame, ReadError> {
+        if let Some(frame) = self.buffered_frame()? {
+            return Ok(frame);
+        }
         let deadline = self.first().await?;
         let mut head = [0u8; HEADER_SIZE];
         self.exact(&mut head, deadline).await?;
         let header = FrameHeader::from_wire(head);
+        self.check(&header)?;
+        let mut payload = vec![0u8; header.length as usize];
+        self.exact(&mut payload, deadline).await?;
+        let cursor = if header.flags.contains(FrameFlags::CURSOR) {
+            let mut c = [0u8; CURSOR_SIZE];
+            self.exact(&mut c, deadline).await?;
+            Some(u64::from_le_bytes(c))
+        } else {
+            None
+        };
+        Ok(OwnedFrame {
+            header,
+            payload,
+            cursor,
+        })
+    }
+
+    /// A frame taken whole from what is already buffered (no I/O, no timer), if there is
+    /// one.
+    fn buffered_frame(&mut self) -> Result<Option<OwnedFrame>, ReadError> {
+        let buf = self.inner.buffer();
+        let Some(head) = buf.first_chunk::<HEADER_SIZE>() else {
+            return Ok(None);
+        };
+        let header = FrameHeader::from_wire(*head);
+        self.check(&header)?;
+        let buf = self.inner.buffer();
+        let len = header.length as usize;
+        let has_cursor = header.flags.contains(FrameFlags::CURSOR);
+        let total = HEADER_SIZE + len + if has_cursor { CURSOR_SIZE } else { 0 };
+        let Some(element) = buf.get(..total) else {
+            return Ok(None);
+        };
+        let payload = element[HEADER_SIZE..HEADER_SIZE + len].to_vec();
+        let cursor = element[HEADER_SIZE + len..]
+            .first_chunk::<CURSOR_SIZE>()
+            .filter(|_| has_cursor)
+            .map(|c| u64::from_le_bytes(*c));
+        std::pin::Pin::new(&mut self.inner).consume(total);
+        Ok(Some(OwnedFrame {
+            header,
+            payload,
+            cursor,
+        }))
+    }
+
+    fn check(&self, header: &FrameHeader) -> Result<(), ReadError> {
         let stream_id = header.stream_id;
         if header.length as usize > self.max_payload {
             return Err(ReadError::Refused {
@@ -330,20 +378,7 @@ impl<R: AsyncBufRead + Unpin> ElementReader<R> {
                 )),
             });
         }
-        let mut payload = vec![0u8; header.length as usize];
-        self.exact(&mut payload, deadline).await?;
-        let cursor = if header.flags.contains(FrameFlags::CURSOR) {
-            let mut c = [0u8; CURSOR_SIZE];
-            self.exact(&mut c, deadline).await?;
-            Some(u64::from_le_bytes(c))
-        } else {
-            None
-        };
-        Ok(OwnedFrame {
-            header,
-            payload,
-            cursor,
-        })
+        Ok(())
     }
 }
 
@@ -377,7 +412,7 @@ mod tests {
         let mut bytes = vec![0xff, 0xff, 0xff, 0xff, 0x01, 3, 0, 0, 0];
         bytes.extend_from_slice(&[0; 16]);
         let mut r = ElementReader {
-            inner: &bytes[..],
+            inner: tokio::io::BufReader::new(&bytes[..]),
             max_payload: 1024,
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),
@@ -393,7 +428,7 @@ mod tests {
         }
         let bytes = [0u8, 0, 0, 0, 0x02, 1, 0, 0, 0];
         let mut r = ElementReader {
-            inner: &bytes[..],
+            inner: tokio::io::BufReader::new(&bytes[..]),
             max_payload: 1024,
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),
@@ -404,7 +439,7 @@ mod tests {
         ));
         let bytes = [0x00u8, 0x10, 0, 0];
         let mut r = ElementReader {
-            inner: &bytes[..],
+            inner: tokio::io::BufReader::new(&bytes[..]),
             max_payload: 1024,
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),
@@ -414,7 +449,7 @@ mod tests {
             Err(ReadError::Refused { stream_id: 0, .. })
         ));
         let mut r = ElementReader {
-            inner: &[][..],
+            inner: tokio::io::BufReader::new(&[][..]),
             max_payload: 1024,
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),
@@ -422,7 +457,7 @@ mod tests {
         assert!(matches!(r.frame().await, Err(ReadError::Closed)));
         let bytes = [5u8, 0, 0, 0, 0, 1, 0];
         let mut r = ElementReader {
-            inner: &bytes[..],
+            inner: tokio::io::BufReader::new(&bytes[..]),
             max_payload: 1024,
             max_call_header: 64,
             element_timeout: Duration::from_secs(1),

@@ -648,9 +648,16 @@ pub struct Settings {
     pub stream_persons: u32,
     /// Items of a blob stream (one stream per round).
     pub stream_blobs: u32,
+    /// Runs only the measurements whose name contains this (`latency`, `calls/s`,
+    /// `stream`, `PersonSmall`, `blob`, ...).
+    pub only: Option<String>,
 }
 
 impl Settings {
+    fn wanted(&self, measurement: &str) -> bool {
+        self.only.as_deref().is_none_or(|o| measurement.contains(o))
+    }
+
     /// The smoke mode: a few calls of everything, every response checked.
     pub fn quick() -> Settings {
         Settings {
@@ -661,10 +668,11 @@ impl Settings {
             callers: 64,
             stream_persons: 500,
             stream_blobs: 40,
+            only: None,
         }
     }
 
-    /// The full run: about 75 seconds on two cores.
+    /// The full run: about 65 seconds on two cores.
     pub fn full() -> Settings {
         Settings {
             rounds: 4,
@@ -674,6 +682,7 @@ impl Settings {
             callers: 64,
             stream_persons: 300_000,
             stream_blobs: 15_000,
+            only: None,
         }
     }
 }
@@ -830,7 +839,9 @@ async fn concurrent(
     }
     let mut calls = 0;
     for t in tasks {
-        calls += t.await.map_err(|e| format!("a caller task failed: {e}"))??;
+        calls += t
+            .await
+            .map_err(|e| format!("a caller task failed: {e}"))??;
     }
     Ok((calls, started.elapsed()))
 }
@@ -871,7 +882,11 @@ async fn measure(
 
     // Unary latency: sequential calls on one connection.
     for kind in [Kind::Person, Kind::Blob] {
-        progress(&format!("unary latency, {}", kind.label()));
+        let name = format!("unary latency, {}", kind.label());
+        if !settings.wanted(&name) {
+            continue;
+        }
+        progress(&name);
         let mut samples = PerSystem::<Vec<Duration>>::default();
         for round in 0..settings.rounds {
             for system in order(round) {
@@ -901,11 +916,15 @@ async fn measure(
 
     // Unary throughput: concurrent callers on one client.
     for kind in [Kind::Person, Kind::Blob] {
-        progress(&format!(
+        let name = format!(
             "unary calls/s, {} callers, {}",
             settings.callers,
             kind.label()
-        ));
+        );
+        if !settings.wanted(&name) {
+            continue;
+        }
+        progress(&name);
         let mut totals = PerSystem::<(u64, Duration)>::default();
         for round in 0..settings.rounds {
             for system in order(round) {
@@ -954,7 +973,11 @@ async fn measure(
         (Kind::Person, settings.stream_persons),
         (Kind::Blob, settings.stream_blobs),
     ] {
-        progress(&format!("stream msgs/s, {} x {count}", kind.label()));
+        let name = format!("server-stream msgs/s, {} x {count}", kind.label());
+        if !settings.wanted(&name) {
+            continue;
+        }
+        progress(&name);
         let warm_count = match settings.warmup {
             Budget::Count(n) => n.clamp(1, u64::from(count)) as u32,
             Budget::Time(_) => (count / 10).max(1),
@@ -967,14 +990,19 @@ async fn measure(
                     .stream(kind, warm_count, ids.block(u64::from(warm_count)))
                     .await?;
                 *checked += u64::from(warm_count);
-                let t = caller.stream(kind, count, ids.block(u64::from(count))).await?;
+                let t = caller
+                    .stream(kind, count, ids.block(u64::from(count)))
+                    .await?;
                 *checked += u64::from(count);
                 *took.get(system) += t;
             }
         }
         let items = (count as usize * settings.rounds) as f64;
         rows.push(Row {
-            name: format!("server-stream msgs/s, {}, 1 stream of {count}", kind.label()),
+            name: format!(
+                "server-stream msgs/s, {}, 1 stream of {count}",
+                kind.label()
+            ),
             unit: Unit::PerSecond,
             bebop: items / took.bebop.as_secs_f64(),
             tonic: items / took.tonic.as_secs_f64(),

@@ -1,7 +1,7 @@
 //! `rpc-compare`: bebop-rpc against tonic on loopback, side by side.
 //!
 //! ```text
-//! cargo run --release -p bebop-rpc-compare            # the full run, about 75 s
+//! cargo run --release -p bebop-rpc-compare            # the full run, about 65 s
 //! cargo run -p bebop-rpc-compare -- --quick           # a smoke run of everything
 //! ```
 
@@ -11,14 +11,25 @@ use bebop_rpc_compare::{Payloads, Settings, run};
 
 fn main() -> ExitCode {
     let mut quick = false;
-    for arg in std::env::args().skip(1) {
+    let mut only = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => quick = true,
+            "--only" => match args.next() {
+                Some(text) => only = Some(text),
+                None => {
+                    eprintln!("rpc-compare: --only needs a text to match");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!(
-                    "usage: rpc-compare [--quick]\n\n\
+                    "usage: rpc-compare [--quick] [--only TEXT]\n\n\
                      Benchmarks bebop-rpc against tonic on 127.0.0.1, both in this process.\n\
-                     --quick  a few calls of everything, every response checked (smoke test)"
+                     --quick        a few calls of everything, every response checked (smoke test)\n\
+                     --only TEXT    only the measurements whose name contains TEXT\n\
+                     \x20              (latency, calls/s, stream, PersonSmall, blob)"
                 );
                 return ExitCode::SUCCESS;
             }
@@ -28,11 +39,12 @@ fn main() -> ExitCode {
             }
         }
     }
-    let settings = if quick {
+    let mut settings = if quick {
         Settings::quick()
     } else {
         Settings::full()
     };
+    settings.only = only;
     if !quick && cfg!(debug_assertions) {
         eprintln!(
             "rpc-compare: this is a debug build; for real numbers run \

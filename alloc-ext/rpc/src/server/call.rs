@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::context::Context;
+use crate::queue::Outbox;
 use crate::status::Status;
 use crate::wire::{self, OwnedFrame};
 
@@ -28,36 +29,54 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 #[derive(Clone)]
 pub(crate) struct Responder {
     pub stream_id: u32,
-    pub out: mpsc::Sender<Vec<u8>>,
+    pub out: Arc<Outbox>,
     pub ended: Arc<AtomicBool>,
     pub cancel: CancellationToken,
 }
 
 impl Responder {
-    async fn send(&self, bytes: Vec<u8>) -> Result<(), Status> {
+    /// Encodes one response frame straight into the connection's outbox, waiting for
+    /// room.
+    async fn send<T: Encode + Sync + ?Sized>(
+        &self,
+        item: &T,
+        cursor: Option<u64>,
+    ) -> Result<(), Status> {
+        // (A cancelled call's handler is dropped by its supervisor; no need to look at the
+        // token on every frame.)
         if self.ended.load(Ordering::Acquire) {
             return Err(Status::internal("the response stream already ended"));
         }
-        if self.cancel.is_cancelled() {
-            return Err(Status::cancelled("the call was cancelled"));
-        }
+        let id = self.stream_id;
         self.out
-            .send(bytes)
+            .push(|buf| wire::push_frame(buf, FrameFlags::NONE, id, item, cursor))
             .await
-            .map_err(|_| Status::cancelled("the connection closed"))
+            .map_err(|_| Status::cancelled("the connection closed"))?
     }
 
-    /// Sends the last element of the response, once: `false` if the response had already
-    /// ended.
-    pub(crate) async fn finish(&self, bytes: Vec<u8>) -> bool {
+    /// Sends the last element(s) of the response, once: `false` if the response had
+    /// already ended (or the connection closed).
+    pub(crate) async fn finish(
+        &self,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), Status>,
+    ) -> Result<bool, Status> {
         if self.ended.swap(true, Ordering::AcqRel) {
-            return false;
+            return Ok(false);
         }
-        self.out.send(bytes).await.is_ok()
+        match self.out.push(encode).await {
+            Ok(r) => r.map(|()| true),
+            Err(_) => Ok(false),
+        }
     }
 
     pub(crate) async fn error(&self, status: &Status) -> bool {
-        self.finish(wire::error_frame(self.stream_id, status)).await
+        let frame = wire::error_frame(self.stream_id, status);
+        self.finish(|buf| {
+            buf.extend_from_slice(&frame);
+            Ok(())
+        })
+        .await
+        .unwrap_or(false)
     }
 }
 
@@ -99,7 +118,7 @@ impl ServerCall {
     pub fn unary<Req, Resp, F, Fut>(mut self, handler: F) -> BoxFuture<'static, ()>
     where
         Req: for<'a> Decode<'a> + Send + 'static,
-        Resp: Encode + Send + 'static,
+        Resp: Encode + Send + Sync + 'static,
         F: FnOnce(Arc<Context>, Req) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Resp, Status>> + Send + 'static,
     {
@@ -118,7 +137,7 @@ impl ServerCall {
     pub fn server_stream<Req, Resp, F, Fut>(mut self, handler: F) -> BoxFuture<'static, ()>
     where
         Req: for<'a> Decode<'a> + Send + 'static,
-        Resp: Encode + Send + 'static,
+        Resp: Encode + Send + Sync + 'static,
         F: FnOnce(Arc<Context>, Req, ResponseSink<Resp>) -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), Status>> + Send + 'static,
     {
@@ -139,7 +158,7 @@ impl ServerCall {
     pub fn client_stream<Req, Resp, F, Fut>(self, handler: F) -> BoxFuture<'static, ()>
     where
         Req: for<'a> Decode<'a> + Send + 'static,
-        Resp: Encode + Send + 'static,
+        Resp: Encode + Send + Sync + 'static,
         F: FnOnce(Arc<Context>, Requests<Req>) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Resp, Status>> + Send + 'static,
     {
@@ -154,7 +173,7 @@ impl ServerCall {
     pub fn duplex<Req, Resp, F, Fut>(self, handler: F) -> BoxFuture<'static, ()>
     where
         Req: for<'a> Decode<'a> + Send + 'static,
-        Resp: Encode + Send + 'static,
+        Resp: Encode + Send + Sync + 'static,
         F: FnOnce(Arc<Context>, Requests<Req>, ResponseSink<Resp>) -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), Status>> + Send + 'static,
     {
@@ -198,25 +217,34 @@ async fn fail(ctx: &Context, responder: &Responder, mut status: Status) {
     responder.error(&status).await;
 }
 
-async fn reply<Resp: Encode>(ctx: &Context, responder: &Responder, result: Result<Resp, Status>) {
+async fn reply<Resp: Encode + Sync>(
+    ctx: &Context,
+    responder: &Responder,
+    result: Result<Resp, Status>,
+) {
     match result {
         Ok(response) => {
             let md = ctx.take_response_metadata();
             let id = responder.stream_id;
-            let mut bytes = Vec::new();
             let flags = if md.is_empty() {
                 FrameFlags::END_STREAM
             } else {
                 FrameFlags::NONE
             };
-            if let Err(s) = wire::push_frame(&mut bytes, flags, id, &response, None) {
-                responder.error(&s).await;
-                return;
+            let sent = responder
+                .finish(|buf| {
+                    wire::push_frame(buf, flags, id, &response, None)?;
+                    if !md.is_empty() {
+                        wire::push_trailer(buf, id, &md);
+                    }
+                    Ok(())
+                })
+                .await;
+            if let Err(s) = sent {
+                // The response did not encode (over 4 GiB): the call still ends, as an error.
+                let frame = wire::error_frame(id, &s);
+                let _ = responder.out.push_bytes(&frame).await;
             }
-            if !md.is_empty() {
-                wire::push_trailer(&mut bytes, id, &md);
-            }
-            responder.finish(bytes).await;
         }
         Err(status) => fail(ctx, responder, status).await,
     }
@@ -227,14 +255,16 @@ async fn end_stream(ctx: &Context, responder: &Responder, result: Result<(), Sta
         Ok(()) => {
             let md = ctx.take_response_metadata();
             let id = responder.stream_id;
-            let mut bytes = Vec::new();
-            if md.is_empty() {
-                let _ =
-                    wire::push_frame(&mut bytes, FrameFlags::END_STREAM, id, &Encoded(&[]), None);
-            } else {
-                wire::push_trailer(&mut bytes, id, &md);
-            }
-            responder.finish(bytes).await;
+            let _ = responder
+                .finish(|buf| {
+                    if md.is_empty() {
+                        wire::push_frame(buf, FrameFlags::END_STREAM, id, &Encoded(&[]), None)
+                    } else {
+                        wire::push_trailer(buf, id, &md);
+                        Ok(())
+                    }
+                })
+                .await;
         }
         Err(status) => fail(ctx, responder, status).await,
     }
@@ -248,7 +278,7 @@ pub struct ResponseSink<T> {
     _item: PhantomData<fn(&T)>,
 }
 
-impl<T: Encode> ResponseSink<T> {
+impl<T: Encode + Sync> ResponseSink<T> {
     fn new(responder: Responder) -> Self {
         ResponseSink {
             responder,
@@ -259,8 +289,7 @@ impl<T: Encode> ResponseSink<T> {
 
     /// Sends one response. Fails with `CANCELLED` once the client is gone.
     pub async fn send(&mut self, item: &T) -> Result<(), Status> {
-        let bytes = wire::frame(FrameFlags::NONE, self.responder.stream_id, item, None)?;
-        self.responder.send(bytes).await?;
+        self.responder.send(item, None).await?;
         self.sent += 1;
         Ok(())
     }
@@ -268,13 +297,7 @@ impl<T: Encode> ResponseSink<T> {
     /// Sends one response with a resume cursor (RPC.md section 11): a client that
     /// reconnects with this cursor resumes after this item.
     pub async fn send_with_cursor(&mut self, item: &T, cursor: u64) -> Result<(), Status> {
-        let bytes = wire::frame(
-            FrameFlags::NONE,
-            self.responder.stream_id,
-            item,
-            Some(cursor),
-        )?;
-        self.responder.send(bytes).await?;
+        self.responder.send(item, Some(cursor)).await?;
         self.sent += 1;
         Ok(())
     }

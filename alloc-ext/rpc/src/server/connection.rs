@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::Shared;
 use super::call::{BoxFuture, Responder, ServerCall, spawn_call};
 use crate::context::{Context, Peer};
+use crate::queue::Outbox;
 use crate::status::Status;
 use crate::wire::{self, ElementReader, MUX_KEY, OwnedCallHeader, OwnedFrame, ReadError};
 
@@ -60,7 +61,7 @@ enum Close {
 struct Connection {
     shared: Arc<Shared>,
     peer: Arc<Peer>,
-    out: mpsc::Sender<Vec<u8>>,
+    out: Arc<Outbox>,
     cancel: CancellationToken,
     mode: Mode,
     calls: HashMap<u64, Entry>,
@@ -84,8 +85,13 @@ where
     let limits = shared.limits.clone();
     let (rd, wr) = tokio::io::split(io);
     let cancel = shared.stop.child_token();
-    let (out, out_rx) = mpsc::channel(limits.response_queue.max(1));
-    let writer = tokio::spawn(write_loop(wr, out_rx, limits.write_timeout, cancel.clone()));
+    let out = Arc::new(Outbox::new(limits.response_buffer));
+    let writer = tokio::spawn(write_loop(
+        wr,
+        out.clone(),
+        limits.write_timeout,
+        cancel.clone(),
+    ));
     let mut reader = ElementReader {
         inner: BufReader::with_capacity(64 << 10, rd),
         max_payload: limits.max_frame_payload,
@@ -113,31 +119,32 @@ where
     let close = conn.run(&mut reader).await;
     if let Close::Answer(stream, status) = &close {
         tracing::debug!(peer = ?conn.peer.remote(), stream, %status, "closing the connection");
-        let _ = conn.out.try_send(wire::error_frame(*stream, status));
+        let _ = conn.out.force(&wire::error_frame(*stream, status));
     }
     // Whatever is still running was cancelled by the client going away (RPC.md 10.2).
     for entry in conn.calls.values() {
         entry.cancel.cancel();
     }
+    // The writer ends once what is queued is written.
+    conn.out.close();
     drop(conn);
-    // The writer ends once every call task has dropped its sender: what was queued is
-    // flushed first.
     let _ = writer.await;
     cancel.cancel();
 }
 
 async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
     mut wr: W,
-    mut rx: mpsc::Receiver<Vec<u8>>,
+    out: Arc<Outbox>,
     timeout: std::time::Duration,
     cancel: CancellationToken,
 ) {
-    if wire::write_loop(&mut wr, &mut rx, Some(timeout), &cancel)
+    if wire::write_loop(&mut wr, &out, Some(timeout), &cancel)
         .await
         .is_err()
     {
         // A broken connection, or a peer that stopped reading: every call on it is
         // cancelled.
+        out.close();
         cancel.cancel();
         return;
     }
@@ -151,7 +158,7 @@ impl Connection {
 
     async fn run<R>(&mut self, reader: &mut ElementReader<R>) -> Close
     where
-        R: tokio::io::AsyncBufRead + Unpin,
+        R: tokio::io::AsyncRead + Unpin,
     {
         let idle_timeout = self.shared.limits.idle_timeout;
         let cancel = self.cancel.clone();
@@ -379,7 +386,7 @@ impl Connection {
     ) -> Result<(), Close> {
         let frame = wire::error_frame(stream_id, status);
         tokio::select! {
-            _ = self.out.send(frame) => {}
+            r = self.out.push_bytes(&frame) => if r.is_err() { return Err(Close::Quietly) },
             _ = self.cancel.cancelled() => return Err(Close::Quietly),
         }
         if request_ended {
