@@ -607,10 +607,7 @@ impl<T: for<'a> Decode<'a>> Streaming<T> {
         std::future::poll_fn(|cx| self.poll_message(cx)).await
     }
 
-    fn poll_message(
-        &mut self,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<NextItem<T>> {
+    fn poll_message(&mut self, cx: &mut TaskContext<'_>) -> Poll<NextItem<T>> {
         if self.done {
             return Poll::Ready(Ok(None));
         }
