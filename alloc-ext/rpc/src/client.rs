@@ -778,9 +778,6 @@ async fn read_loop<R: AsyncRead + Unpin + Send + 'static>(rd: R, shared: Arc<Sha
         if let Some(queue) = queue {
             // A call that stopped reading closes its queue, which ends this wait.
             let size = frame.payload.len() + HEADER_SIZE;
-            if end {
-                lock(&shared.streams).remove(&id);
-            }
             let _ = queue.push(frame, size).await;
         }
     };
