@@ -6,7 +6,7 @@
 fn main() -> Result<(), bebop_build::Error> {
     bebop_build::Config::new()
         .include("schemas")
-        .runtime_path("::bebop")
+        .runtime_path("::bebop_runtime")
         .owned_types(true)
         .async_rpc("::bebop_rpc", None)
         .compile(&["schemas/demo.bop", "schemas/lab.bop", "schemas/kv.bop"])?;

@@ -11,8 +11,8 @@ use bebop_core::rpc::{Clock, StreamChannel};
 /// The system clock as a deadline [`Clock`].
 ///
 /// ```
-/// use bebop::rpc::Clock;
-/// let now = bebop::SystemClock.now();
+/// use bebop_runtime::rpc::Clock;
+/// let now = bebop_runtime::SystemClock.now();
 /// assert!(now.seconds() > 1_700_000_000);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,12 +55,12 @@ impl<T: std::io::Write> embedded_io::Write for StdIo<T> {
 /// A [`StreamChannel`] over a `std::io` stream, holding elements of up to `N` bytes.
 ///
 /// ```
-/// use bebop::rpc::{Channel, Expect, encode_frame, FrameFlags};
+/// use bebop_runtime::rpc::{Channel, Expect, encode_frame, FrameFlags};
 /// use std::os::unix::net::UnixStream;
 ///
 /// let (a, b) = UnixStream::pair()?;
-/// let mut sender = bebop::std_channel::<_, 64>(a);
-/// let mut receiver = bebop::std_channel::<_, 64>(b);
+/// let mut sender = bebop_runtime::std_channel::<_, 64>(a);
+/// let mut receiver = bebop_runtime::std_channel::<_, 64>(b);
 /// let mut frame = [0u8; 32];
 /// let n = encode_frame(&mut frame, FrameFlags::END_STREAM, 1, "hi", None)?;
 /// sender.send(&frame[..n])?;
@@ -102,12 +102,12 @@ impl embedded_io::ReadReady for StdIo<std::net::TcpStream> {
 /// port, a pty, or a socket standing in for one (QEMU's `-serial tcp:`).
 ///
 /// ```
-/// use bebop::rpc::{Channel, Expect, encode_frame, FrameFlags};
+/// use bebop_runtime::rpc::{Channel, Expect, encode_frame, FrameFlags};
 /// use std::net::{TcpListener, TcpStream};
 ///
 /// let listener = TcpListener::bind("127.0.0.1:0")?;
-/// let mut device = bebop::packet_channel::<_, 64>(TcpStream::connect(listener.local_addr()?)?);
-/// let mut host = bebop::packet_channel::<_, 64>(listener.accept()?.0);
+/// let mut device = bebop_runtime::packet_channel::<_, 64>(TcpStream::connect(listener.local_addr()?)?);
+/// let mut host = bebop_runtime::packet_channel::<_, 64>(listener.accept()?.0);
 /// let mut frame = [0u8; 32];
 /// let n = encode_frame(&mut frame, FrameFlags::END_STREAM, 1, "hi", None)?;
 /// device.send(&frame[..n])?;

@@ -63,7 +63,7 @@ pub(crate) fn into_io_error(e: IoError<std::io::Error>) -> std::io::Error {
 /// The `SystemTime` of a timestamp (its UTC offset is dropped: it names the same instant).
 ///
 /// ```
-/// use bebop::{Timestamp, timestamp_to_system_time, system_time_to_timestamp};
+/// use bebop_runtime::{Timestamp, timestamp_to_system_time, system_time_to_timestamp};
 ///
 /// let t = Timestamp::from_unix_millis(-1500);
 /// let st = timestamp_to_system_time(t).unwrap();

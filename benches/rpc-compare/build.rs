@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=build.rs");
     bebop_build::Config::new()
         .include("schemas")
-        .runtime_path("::bebop")
+        .runtime_path("::bebop_runtime")
         .owned_types(true)
         .async_rpc("::bebop_rpc", None)
         .compile(&["schemas/bench.bop"])?;

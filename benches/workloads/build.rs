@@ -1,7 +1,7 @@
-//! Generates the Bebop types of `../shared/bench/benchmark.bop` (views and owned types) with
-//! `bebopc` and `bebop-codegen-rust` into `$OUT_DIR/benchmark.rs`, and the prost types of
-//! `proto/benchmark.proto` (parsed by `protox`, so no `protoc` is needed) into
-//! `$OUT_DIR/bench.rs`.
+//! Generates the Bebop types of `schemas/workloads.bop` (views and owned types) with
+//! `bebopc` and `bebop-codegen-rust` into `$OUT_DIR/benchmark.rs` (module `benchmark`), and
+//! the prost types of `proto/benchmark.proto` (parsed by `protox`, so no `protoc` is needed)
+//! into `$OUT_DIR/bench.rs`.
 
 use std::path::PathBuf;
 
@@ -15,14 +15,8 @@ fn main() {
 }
 
 fn bebop(manifest: &std::path::Path, out: &std::path::Path) {
-    let schema = manifest.join("../../../shared/bench/benchmark.bop");
+    let schema = manifest.join("schemas/workloads.bop");
     println!("cargo:rerun-if-changed={}", schema.display());
-    assert!(
-        schema.is_file(),
-        "the benchmark schema is missing: expected {} (../shared/bench/benchmark.bop beside the \
-         repository)",
-        schema.display()
-    );
     let compilation = bebopc::Compiler::new().compile(&[&schema]);
     if compilation.has_errors() {
         panic!(
@@ -31,11 +25,16 @@ fn bebop(manifest: &std::path::Path, out: &std::path::Path) {
             compilation.render_terminal(false)
         );
     }
+    if compilation.warnings().next().is_some() {
+        for line in compilation.render_terminal(false).lines() {
+            println!("cargo:warning={line}");
+        }
+    }
     let request = compilation
         .code_generator_request(&Default::default(), None, &[])
         .expect("a compilation without errors has a request");
     let code = bebop_codegen_rust::Generator::new()
-        .runtime_path("::bebop")
+        .runtime_path("::bebop_runtime")
         .owned_types(true)
         .rustfmt(false)
         .file_name("benchmark.rs")

@@ -124,7 +124,7 @@ pub trait Decode<'a>: WireSize + Sized {
 }
 
 /// Encoding into a [`Sink`]: a caller-supplied buffer, an `embedded_io::Write`, or (with the
-/// `bebop` crate) a `Vec` or `std::io::Write`.
+/// `bebop-runtime` crate) a `Vec` or `std::io::Write`.
 ///
 /// ```
 /// use bebop_core::{Encode, ErrorKind};

@@ -99,6 +99,11 @@ impl fmt::Display for ErrorKind {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Error {
     kind: ErrorKind,
+    /// The input ended before the value: a longer input could complete it.
+    incomplete: bool,
+    /// With `incomplete`: how many more bytes are needed at least, saturated at `u32::MAX`;
+    /// 0 when unknown.
+    missing: u32,
     offset: usize,
     detail: u64,
 }
@@ -108,9 +113,26 @@ impl Error {
     pub const fn new(kind: ErrorKind, offset: usize) -> Self {
         Error {
             kind,
+            incomplete: false,
+            missing: 0,
             offset,
             detail: 0,
         }
+    }
+
+    /// The same error marked as *incomplete input*: the bytes so far are a valid beginning
+    /// and at least `missing` more (when known) would be needed. Set by [`Reader`](crate::Reader)
+    /// when a value runs past the end of the whole input rather than past an enclosing
+    /// length.
+    #[must_use]
+    pub const fn incomplete(mut self, missing: Option<usize>) -> Self {
+        self.incomplete = true;
+        self.missing = match missing {
+            Some(n) if n > u32::MAX as usize => u32::MAX,
+            Some(n) => n as u32,
+            None => 0,
+        };
+        self
     }
 
     /// The same error with its detail value set.
@@ -133,6 +155,39 @@ impl Error {
     /// The kind-specific detail value (0 when the kind has none).
     pub const fn detail(&self) -> u64 {
         self.detail
+    }
+
+    /// True when the input ended before the value did, so that more bytes could complete it:
+    /// a reader of a byte stream should wait for more input. False for corrupt input, which
+    /// no amount of further bytes repairs (a bad UTF-8 byte, an unknown enum value, a field
+    /// running past the end of its enclosing message...).
+    ///
+    /// ```
+    /// use bebop_core::{Decode, ErrorKind};
+    ///
+    /// // A 5-byte string of which 3 bytes have arrived.
+    /// let err = <&str>::from_bytes(&[5, 0, 0, 0, b'a', b'b', b'c']).unwrap_err();
+    /// assert!(err.is_incomplete());
+    /// // At least the two missing characters (the NUL is asked for once they are there).
+    /// assert_eq!(err.bytes_missing(), Some(2));
+    ///
+    /// // A whole 1-byte string whose byte is not UTF-8: corrupt, more bytes would not help.
+    /// let err = <&str>::from_bytes(&[1, 0, 0, 0, 0xff, 0]).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidUtf8);
+    /// assert!(!err.is_incomplete());
+    /// # Ok::<(), bebop_core::Error>(())
+    /// ```
+    pub const fn is_incomplete(&self) -> bool {
+        self.incomplete
+    }
+
+    /// For [incomplete](Self::is_incomplete) input: how many more bytes the value needs at
+    /// least (the value may need more once they arrive), when the decoder could tell.
+    pub const fn bytes_missing(&self) -> Option<usize> {
+        match (self.incomplete, self.missing) {
+            (true, n) if n > 0 => Some(n as usize),
+            _ => None,
+        }
     }
 
     /// For [`ErrorKind::BufferTooSmall`] and [`ErrorKind::CapacityExceeded`]: the size needed.

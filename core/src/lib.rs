@@ -72,11 +72,16 @@
 //! ## Features
 //!
 //! - `defmt`: `defmt::Format` for errors and public types.
-//! - `heapless`: decode into `heapless::String`/`Vec`, [`copy_str`], [`Array::to_heapless`].
+//! - `heapless`: decode into `heapless::String`/`Vec`, `copy_str`, `Array::to_heapless`.
+//!   Needs Rust 1.87 (heapless 0.9's own requirement); everything else builds with 1.85.
 //! - `embedded-io`: [`Encode::encode_to_io`] into any `embedded_io::Write`.
-//! - `alloc`: impls for `Vec`, `String`, `Box`, `BTreeMap` (use the `bebop` crate instead).
+//! - `alloc`: impls for `Vec`, `String`, `Box`, `BTreeMap` (programs enable `alloc` or `std`
+//!   of `bebop-runtime` instead).
+//! - `serde`: `serde::Serialize`/`Deserialize` for [`Uuid`], [`Timestamp`], [`Duration`] and
+//!   the half floats, and the `with` helpers of `serde_support` that generated code with
+//!   serde support uses.
 //!
-//! None of the first three pulls in `alloc`.
+//! Only `alloc` pulls in `alloc`.
 #![no_std]
 // Unsafe code is denied everywhere but in `utf8`, which justifies its one block.
 #![deny(unsafe_code)]
@@ -109,6 +114,8 @@ mod fixed_capacity;
 mod io;
 #[cfg(feature = "alloc")]
 mod owned;
+#[cfg(feature = "serde")]
+pub mod serde_support;
 
 pub use array::{Array, FixedArray, Iter as ArrayIter};
 pub use codec::{Decode, Encode, FixedSize, WireSize, field_size};

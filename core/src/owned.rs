@@ -1,6 +1,6 @@
 //! Trait impls for `alloc` types (feature `alloc`): `Vec`, `String`, `Box`, `BTreeMap`, and
 //! `Vec<u8>` as an output. They live here because Rust's orphan rule requires it; applications
-//! reach them through the `bebop` crate.
+//! reach them through the `bebop-runtime` crate.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;

@@ -78,6 +78,10 @@ pub struct Reader<'a> {
     /// bytes): element walks then hop over values with [`Decode::skip`] instead of checking
     /// them again.
     validated: bool,
+    /// True while the current scope ends where the input ends (not at an enclosing message
+    /// or union length): running out of bytes then means the input is incomplete, not
+    /// corrupt.
+    open_ended: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -94,6 +98,7 @@ impl<'a> Reader<'a> {
             depth_left: limits.max_depth,
             empty_left: limits.max_empty_elements,
             validated: false,
+            open_ended: true,
         }
     }
 
@@ -101,6 +106,7 @@ impl<'a> Reader<'a> {
     pub(crate) const fn trusted(bytes: &'a [u8]) -> Self {
         let mut r = Self::with_limits(bytes, Limits::NONE);
         r.validated = true;
+        r.open_ended = false;
         r
     }
 
@@ -138,8 +144,33 @@ impl<'a> Reader<'a> {
 
     #[cold]
     fn end_error(&self, wanted: usize) -> Error {
-        self.error(ErrorKind::UnexpectedEnd)
-            .with_detail((wanted - self.rest.len()) as u64)
+        let missing = wanted - self.rest.len();
+        self.short(
+            self.error(ErrorKind::UnexpectedEnd)
+                .with_detail(missing as u64),
+            Some(missing),
+        )
+    }
+
+    /// A [`ErrorKind::LengthOutOfBounds`] error at `at` for a prefix or count `len` whose
+    /// values need `bytes` bytes (`None` when that overflows).
+    #[cold]
+    fn out_of_bounds(&self, at: usize, len: u64, bytes: Option<usize>) -> Error {
+        let missing = bytes.map(|b| b.saturating_sub(self.rest.len()));
+        self.short(
+            Error::new(ErrorKind::LengthOutOfBounds, at).with_detail(len),
+            missing,
+        )
+    }
+
+    /// Marks a bounds error as incomplete input when the current scope is open-ended.
+    #[inline]
+    fn short(&self, err: Error, missing: Option<usize>) -> Error {
+        if self.open_ended {
+            err.incomplete(missing)
+        } else {
+            err
+        }
     }
 
     /// Reads one byte.
@@ -194,7 +225,7 @@ impl<'a> Reader<'a> {
         let n = len as usize;
         match n.checked_mul(unit) {
             Some(bytes) if bytes <= self.rest.len() => Ok(n),
-            _ => Err(Error::new(ErrorKind::LengthOutOfBounds, at).with_detail(len as u64)),
+            bytes => Err(self.out_of_bounds(at, len as u64, bytes)),
         }
     }
 
@@ -256,20 +287,23 @@ impl<'a> Reader<'a> {
     ) -> Result<T, Error> {
         let n = len as usize;
         if n > self.rest.len() {
-            return Err(Error::new(ErrorKind::LengthOutOfBounds, len_at).with_detail(len as u64));
+            return Err(self.out_of_bounds(len_at, len as u64, Some(n)));
         }
         if self.depth_left == 0 {
             return Err(Error::new(ErrorKind::TooDeep, len_at));
         }
         let (body, after) = self.rest.split_at(n);
         let outer_end = self.end;
+        let outer_open = self.open_ended;
         self.end = self.offset() + n;
         self.rest = body;
+        self.open_ended = false;
         self.depth_left -= 1;
         let out = f(self);
         self.depth_left += 1;
         self.rest = after;
         self.end = outer_end;
+        self.open_ended = outer_open;
         out
     }
 
@@ -346,7 +380,7 @@ impl<'a> Reader<'a> {
         let len = self.read_u32()?;
         let n = len as usize;
         if n > self.rest.len() {
-            return Err(Error::new(ErrorKind::LengthOutOfBounds, at).with_detail(len as u64));
+            return Err(self.out_of_bounds(at, len as u64, Some(n)));
         }
         self.rest = &self.rest[n..];
         Ok(())
@@ -396,24 +430,18 @@ impl<'a> Reader<'a> {
             }
             let total = match size.checked_mul(count) {
                 Some(total) if total <= self.rest.len() => total,
-                _ => {
-                    return Err(self
-                        .error(ErrorKind::LengthOutOfBounds)
-                        .with_detail(count as u64));
-                }
+                total => return Err(self.out_of_bounds(self.offset(), count as u64, total)),
             };
             if T::ALWAYS_VALID {
                 return self.take(total);
             }
         } else if T::MIN_SIZE == 0 {
             self.charge_empty(count)?;
-        } else if count
-            .checked_mul(T::MIN_SIZE)
-            .is_none_or(|min| min > self.rest.len())
-        {
-            return Err(self
-                .error(ErrorKind::LengthOutOfBounds)
-                .with_detail(count as u64));
+        } else {
+            match count.checked_mul(T::MIN_SIZE) {
+                Some(min) if min <= self.rest.len() => {}
+                min => return Err(self.out_of_bounds(self.offset(), count as u64, min)),
+            }
         }
         self.nested(|r| {
             for _ in 0..count {

@@ -5,7 +5,7 @@ use crate::{Encode, Error, ErrorKind};
 /// A destination for encoded bytes.
 ///
 /// Implementations exist for caller-supplied slices ([`SliceWriter`]), `embedded_io::Write`
-/// ([`IoWriter`](crate::IoWriter), feature `embedded-io`) and, in the `bebop` crate, `Vec<u8>`
+/// ([`IoWriter`](crate::IoWriter), feature `embedded-io`) and, in the `bebop-runtime` crate, `Vec<u8>`
 /// and `std::io::Write`. Generated encoders are generic over it.
 pub trait Sink {
     /// The error a write can fail with; wire-level errors (a length over `u32::MAX`) convert

@@ -6,7 +6,7 @@
 //! cargo run -p bebop-examples --bin demo
 //! ```
 
-use bebop::{Array, Decode, Encode, Uuid, bf16};
+use bebop_runtime::{Array, Decode, Encode, Uuid, bf16};
 
 /// The generated code: views in `demo`, owned types in `owned::demo`, method metadata in
 /// `demo::directory`. A binary uses only part of what a schema defines, so, as with any
@@ -31,7 +31,7 @@ fn show<'b, T: Encode + std::fmt::Debug>(
     label: &str,
     value: &T,
     buf: &'b mut [u8],
-) -> Result<&'b [u8], bebop::Error> {
+) -> Result<&'b [u8], bebop_runtime::Error> {
     let bytes = value.encode_to_slice(buf)?;
     println!("{label}: {value:?}");
     println!("  {} bytes: {}", bytes.len(), hex(bytes));

@@ -1,5 +1,5 @@
 //! The blocking RPC of `bebop-core` end to end: the service generated from
-//! `schemas/lab.bop` served by `bebop::rpc::Server` in one thread and called through the
+//! `schemas/lab.bop` served by `bebop_runtime::rpc::Server` in one thread and called through the
 //! generated typed client from another, over real Unix sockets and TCP on loopback.
 
 use std::io::Write as _;
@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bebop::rpc::{
+use bebop_runtime::rpc::{
     CallContext, CallOptions, CallOutcome, CancelFlag, Channel, ClientError, Clock,
     DiscoveryResponse, Empty, Encoded, RequestStream, Server, ServerStream, Status, StatusCode,
     StreamChannel,
 };
-use bebop::{StdIo, SystemClock, Timestamp};
+use bebop_runtime::{StdIo, SystemClock, Timestamp};
 
 #[allow(dead_code)]
 mod schema {
@@ -126,7 +126,7 @@ impl svc::Handler for Instrument {
     fn shout(
         &mut self,
         _ctx: &CallContext<'_>,
-        stream: &mut bebop::rpc::DuplexStream<'_>,
+        stream: &mut bebop_runtime::rpc::DuplexStream<'_>,
     ) -> Result<(), Status> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         while let Some(next) = stream.next::<Note>() {
@@ -142,7 +142,11 @@ type StdChannel<T> = StreamChannel<StdIo<T>, 4096>;
 type LabClient<T> = svc::Client<StdChannel<T>, Vec<u8>>;
 
 fn client<T: std::io::Read + std::io::Write>(stream: T) -> LabClient<T> {
-    svc::Client::new(bebop::std_channel(stream), vec![0; 4096], vec![0; 4096])
+    svc::Client::new(
+        bebop_runtime::std_channel(stream),
+        vec![0; 4096],
+        vec![0; 4096],
+    )
 }
 
 /// Serves calls on `stream` until the client goes away; returns how each call ended.
@@ -152,7 +156,7 @@ fn serve<T: std::io::Read + std::io::Write>(
     clock: &dyn Clock,
     cancel: &CancelFlag,
 ) -> Vec<CallOutcome> {
-    let mut channel: StdChannel<T> = bebop::std_channel(stream);
+    let mut channel: StdChannel<T> = bebop_runtime::std_channel(stream);
     let (mut call, mut rx, mut tx) = ([0u8; 256], [0u8; 4096], [0u8; 4096]);
     let mut server = Server::new(clock, cancel, &mut call, &mut rx, &mut tx);
     let mut service = svc::Server(handler);
@@ -283,11 +287,15 @@ fn every_kind_of_method_end_to_end() {
         assert_eq!(methods.len(), 6);
         assert_eq!(
             methods[1],
-            ("Echo", svc::ECHO.id, bebop::rpc::MethodType::Unary)
+            ("Echo", svc::ECHO.id, bebop_runtime::rpc::MethodType::Unary)
         );
         assert_eq!(
             methods[5],
-            ("Shout", svc::SHOUT.id, bebop::rpc::MethodType::DuplexStream)
+            (
+                "Shout",
+                svc::SHOUT.id,
+                bebop_runtime::rpc::MethodType::DuplexStream
+            )
         );
         assert_eq!(
             services[0].methods.iter().nth(3).unwrap().response_type_url,
@@ -492,13 +500,17 @@ fn hostile_elements_are_answered() {
         let cancel = &cancel;
         let server = s.spawn(move || serve(b, handler, &SystemClock, cancel));
         let mut raw = a.try_clone().unwrap();
-        let mut reader: StdChannel<UnixStream> = bebop::std_channel(a);
+        let mut reader: StdChannel<UnixStream> = bebop_runtime::std_channel(a);
         let mut buf = [0u8; 4096];
         fn next_error(reader: &mut StdChannel<UnixStream>, buf: &mut [u8]) -> Status {
-            let n = reader.recv(bebop::rpc::Expect::Frame, buf).unwrap();
-            let (frame, _) = bebop::rpc::parse_frame(&buf[..n], n).unwrap();
-            assert!(frame.flags().contains(bebop::rpc::FrameFlags::ERROR));
-            let e: bebop::rpc::RpcError = frame.decode().unwrap();
+            let n = reader.recv(bebop_runtime::rpc::Expect::Frame, buf).unwrap();
+            let (frame, _) = bebop_runtime::rpc::parse_frame(&buf[..n], n).unwrap();
+            assert!(
+                frame
+                    .flags()
+                    .contains(bebop_runtime::rpc::FrameFlags::ERROR)
+            );
+            let e: bebop_runtime::rpc::RpcError = frame.decode().unwrap();
             Status::from_rpc_error(&e)
         }
 
@@ -511,24 +523,26 @@ fn hostile_elements_are_answered() {
 
         // Then a good call still works.
         let mut header = [0u8; 64];
-        let call = bebop::rpc::CallHeader {
+        let call = bebop_runtime::rpc::CallHeader {
             method_id: Some(svc::ECHO.id),
             ..Default::default()
         };
-        let n = bebop::rpc::encode_call_header(&mut header, &call).unwrap();
+        let n = bebop_runtime::rpc::encode_call_header(&mut header, &call).unwrap();
         raw.write_all(&header[..n]).unwrap();
         let mut frame = [0u8; 64];
-        let m = bebop::rpc::encode_frame(
+        let m = bebop_runtime::rpc::encode_frame(
             &mut frame,
-            bebop::rpc::FrameFlags::END_STREAM,
+            bebop_runtime::rpc::FrameFlags::END_STREAM,
             1,
             &Note { text: "hi" },
             None,
         )
         .unwrap();
         raw.write_all(&frame[..m]).unwrap();
-        let n = reader.recv(bebop::rpc::Expect::Frame, &mut buf).unwrap();
-        let (reply, _) = bebop::rpc::parse_frame(&buf[..n], n).unwrap();
+        let n = reader
+            .recv(bebop_runtime::rpc::Expect::Frame, &mut buf)
+            .unwrap();
+        let (reply, _) = bebop_runtime::rpc::parse_frame(&buf[..n], n).unwrap();
         assert_eq!(reply.decode::<Note>().unwrap().text, "hi");
 
         // A frame announcing nearly 4 GiB: RESOURCE_EXHAUSTED at once, nothing buffered.
@@ -547,8 +561,8 @@ fn hostile_elements_are_answered() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
-fn encode_len(call: &bebop::rpc::CallHeader<'_>) -> usize {
-    bebop::Encode::encoded_size(call)
+fn encode_len(call: &bebop_runtime::rpc::CallHeader<'_>) -> usize {
+    bebop_runtime::Encode::encoded_size(call)
 }
 
 /// The server's channel is `dyn`: any transport works, including one written in a test.
@@ -556,11 +570,11 @@ fn encode_len(call: &bebop::rpc::CallHeader<'_>) -> usize {
 fn channels_are_object_safe() {
     fn takes(_: &mut dyn Channel) {}
     let (a, _b) = UnixStream::pair().unwrap();
-    let mut ch: StdChannel<UnixStream> = bebop::std_channel(a);
+    let mut ch: StdChannel<UnixStream> = bebop_runtime::std_channel(a);
     takes(&mut ch);
 }
 
-type PacketLink = bebop::rpc::link::PacketChannel<StdIo<TcpStream>, 4096>;
+type PacketLink = bebop_runtime::rpc::link::PacketChannel<StdIo<TcpStream>, 4096>;
 
 /// The serial link layer end to end over TCP loopback (as QEMU's UART is): the same server
 /// and generated client over `PacketChannel`. Noise and a damaged packet between calls cost
@@ -578,8 +592,8 @@ fn serial_link_layer_over_tcp() {
         let cancel = &cancel;
         let server = s.spawn(move || {
             let (stream, _) = listener.accept().unwrap();
-            let mut channel: bebop::rpc::link::PacketChannel<_, 1200> =
-                bebop::packet_channel(stream);
+            let mut channel: bebop_runtime::rpc::link::PacketChannel<_, 1200> =
+                bebop_runtime::packet_channel(stream);
             let (mut call, mut rx, mut tx) = ([0u8; 256], [0u8; 1200], [0u8; 1200]);
             let mut server = Server::new(&SystemClock, cancel, &mut call, &mut rx, &mut tx);
             let mut service = svc::Server(handler);
@@ -594,7 +608,7 @@ fn serial_link_layer_over_tcp() {
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
         let mut raw = stream.try_clone().unwrap();
-        let channel: PacketLink = bebop::packet_channel(stream);
+        let channel: PacketLink = bebop_runtime::packet_channel(stream);
         let mut c = svc::Client::new(channel, vec![0; 4096], vec![0; 4096]);
         let none = CallOptions::new();
         assert_eq!(c.echo(&Note { text: "one" }, &none).unwrap().text, "one");
@@ -602,16 +616,16 @@ fn serial_link_layer_over_tcp() {
         // Noise, then a damaged copy of a packet: dropped; the next call is served.
         raw.write_all(&[0x55, 0xAA, 0x01, 0x00]).unwrap();
         let mut element = [0u8; 64];
-        let n = bebop::rpc::encode_call_header(
+        let n = bebop_runtime::rpc::encode_call_header(
             &mut element,
-            &bebop::rpc::CallHeader {
+            &bebop_runtime::rpc::CallHeader {
                 method_id: Some(svc::ECHO.id),
                 ..Default::default()
             },
         )
         .unwrap();
         let mut packet = [0u8; 80];
-        let m = bebop::rpc::link::encode_packet(&element[..n], &mut packet).unwrap();
+        let m = bebop_runtime::rpc::link::encode_packet(&element[..n], &mut packet).unwrap();
         packet[m / 2] ^= 0x40;
         raw.write_all(&packet[..m]).unwrap();
         assert_eq!(c.echo(&Note { text: "two" }, &none).unwrap().text, "two");

@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use bebop::rpc::{
+use bebop_rpc::{CallOptions, Limits, Status, StatusCode};
+use bebop_runtime::rpc::{
     CallHeader, Encoded, FrameFlags, RpcError, encode_call_header, encode_frame, frame_len,
 };
-use bebop::{Decode, Encode, Map};
-use bebop_rpc::{CallOptions, Limits, Status, StatusCode};
+use bebop_runtime::{Decode, Encode, Map};
 use common::*;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -99,7 +99,7 @@ fn settings(count: u32, label: &str) -> Settings {
 }
 
 fn encode<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
-    bebop::encode_to_vec(value).unwrap()
+    bebop_runtime::encode_to_vec(value).unwrap()
 }
 
 /// A call header message (its length prefix included).
@@ -228,7 +228,7 @@ impl Raw {
     async fn next_frame(&mut self, within: Duration) -> Option<Got> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
-            match bebop::rpc::parse_frame(&self.buf, usize::MAX) {
+            match bebop_runtime::rpc::parse_frame(&self.buf, usize::MAX) {
                 Ok((f, used)) => {
                     let got = Got {
                         flags: f.header.flags.bits(),
@@ -239,7 +239,7 @@ impl Raw {
                     self.buf.drain(..used);
                     return Some(got);
                 }
-                Err(bebop::rpc::ProtocolError::Incomplete { .. }) => {}
+                Err(bebop_runtime::rpc::ProtocolError::Incomplete { .. }) => {}
                 Err(e) => panic!(
                     "the server sent a malformed frame ({e:?}): {:02x?}",
                     self.buf
@@ -530,7 +530,8 @@ fn truncated_elements_then_eof_close_quietly() {
     });
 }
 
-/// RPC.md section 7.1 byte for byte, on a sequential connection: the call header
+/// The unary call of `docs/rpc.md` ("Example: a unary call on the wire") byte for byte, on a
+/// sequential connection: the call header
 /// `06 00 00 00 01 <method id> 00`, the request frame on stream 0, and the response frame
 /// with `END_STREAM` on stream 0 whose payload is the response. Echo takes and returns a
 /// `Note { text }`, a struct whose encoding is that of its one string; so the response is
@@ -824,8 +825,8 @@ fn a_slow_but_steady_reader_is_not_cut_off() {
         let mut got = Vec::new();
         let mut chunk = vec![0u8; 32 << 10];
         let response = loop {
-            if let Ok((f, used)) = bebop::rpc::parse_frame(&got, usize::MAX) {
-                if let Ok((end, _)) = bebop::rpc::parse_frame(&got[used..], usize::MAX) {
+            if let Ok((f, used)) = bebop_runtime::rpc::parse_frame(&got, usize::MAX) {
+                if let Ok((end, _)) = bebop_runtime::rpc::parse_frame(&got[used..], usize::MAX) {
                     break Some((
                         f.header,
                         Note::from_bytes(f.payload).unwrap().text,

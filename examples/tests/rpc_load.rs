@@ -486,7 +486,9 @@ async fn cutting_relay(upstream: std::net::SocketAddr, cut_at: u64) -> std::net:
             };
             pending.extend_from_slice(&buf[..n]);
             let mut used = 0;
-            while let Ok((frame, len)) = bebop::rpc::parse_frame(&pending[used..], usize::MAX) {
+            while let Ok((frame, len)) =
+                bebop_runtime::rpc::parse_frame(&pending[used..], usize::MAX)
+            {
                 let cursor = frame.cursor;
                 down_wr.write_all(&pending[used..used + len]).await.unwrap();
                 used += len;

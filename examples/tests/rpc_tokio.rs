@@ -1,6 +1,6 @@
 //! `bebop-rpc` end to end: the generated Lab service on a tokio `Server`, called through the
-//! generated `AsyncClient`, over real TCP loopback and Unix sockets. Every lifecycle of
-//! RPC.md section 7 runs on both transports, with deadlines, cancellation, metadata,
+//! generated `AsyncClient`, over real TCP loopback and Unix sockets. Every kind of call of
+//! `docs/rpc.md` ("Calls") runs on both transports, with deadlines, cancellation, metadata,
 //! cursors, interceptors, panics, limits, multiplexing and graceful shutdown.
 
 mod common;
@@ -208,7 +208,7 @@ fn client_stream_lifecycle_and_early_response() {
             .into_inner();
         assert_eq!(total.count, 0);
         // The server answers after seq 0 while the client still has (endless) requests:
-        // the client stops sending and gets the response (RPC.md 7.3).
+        // the client stops sending and gets the response (docs/rpc.md, "Calls").
         let endless = futures_util::stream::iter(1..=3)
             .map(sample)
             .chain(futures_util::stream::iter([sample(0)]))
@@ -607,7 +607,9 @@ fn unknown_and_reserved_methods_and_discovery() {
             .await
             .unwrap()
             .into_inner();
-        let d = <bebop::rpc::DiscoveryResponse as bebop::Decode>::from_bytes(&raw.0).unwrap();
+        let d =
+            <bebop_runtime::rpc::DiscoveryResponse as bebop_runtime::Decode>::from_bytes(&raw.0)
+                .unwrap();
         let services: Vec<_> = d.services.iter().collect();
         assert_eq!(services.len(), 1);
         assert_eq!(services[0].name, "Lab");
@@ -923,7 +925,7 @@ fn the_blocking_core_client_calls_the_tokio_server() {
                     let s = std::net::TcpStream::connect(addr).unwrap();
                     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
                     blocking_session(svc::Client::new(
-                        bebop::std_channel(s),
+                        bebop_runtime::std_channel(s),
                         vec![0; 4096],
                         vec![0; 4096],
                     ))
@@ -932,7 +934,7 @@ fn the_blocking_core_client_calls_the_tokio_server() {
                     let s = std::os::unix::net::UnixStream::connect(path).unwrap();
                     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
                     blocking_session(svc::Client::new(
-                        bebop::std_channel(s),
+                        bebop_runtime::std_channel(s),
                         vec![0; 4096],
                         vec![0; 4096],
                     ))
@@ -947,10 +949,10 @@ fn the_blocking_core_client_calls_the_tokio_server() {
 }
 
 fn blocking_session<T: std::io::Read + std::io::Write>(
-    mut c: svc::Client<bebop::rpc::StreamChannel<bebop::StdIo<T>, 4096>, Vec<u8>>,
+    mut c: svc::Client<bebop_runtime::rpc::StreamChannel<bebop_runtime::StdIo<T>, 4096>, Vec<u8>>,
 ) {
     use schema::lab::{Note as NoteView, Settings as SettingsView};
-    let none = bebop::rpc::CallOptions::new();
+    let none = bebop_runtime::rpc::CallOptions::new();
     let n = c.echo(&NoteView { text: "blocking" }, &none).unwrap();
     assert_eq!(n.text, "blocking");
     let all = SettingsView {
@@ -976,7 +978,7 @@ fn blocking_session<T: std::io::Read + std::io::Write>(
     shout.close().unwrap();
     assert!(shout.next::<NoteView>().is_none());
     match c.echo(&NoteView { text: "fail" }, &none) {
-        Err(bebop::rpc::ClientError::Status(s)) => {
+        Err(bebop_runtime::rpc::ClientError::Status(s)) => {
             assert_eq!(s.code(), StatusCode::InvalidArgument)
         }
         other => panic!("{other:?}"),

@@ -1,13 +1,13 @@
 //! Generates the crate's types with `bebop-build` (`bebopc` and `bebop-codegen-rust`), one
 //! file per schema in `OUT_DIR`, each included in its own module by `src/lib.rs`:
 //!
-//! - `benchmark.rs` from `../shared/bench/benchmark.bop` (resolved relative to the repository
-//!   root; the build fails with a clear message when it is missing);
+//! - `benchmark.rs` from `../../benches/workloads/schemas/workloads.bop` (the workloads'
+//!   schema of the main workspace, reached by a path relative to this package);
 //! - `telemetry.rs` from `schemas/telemetry.bop` (the serial demo), with owned types under
 //!   `cfg(feature = "owned")` for the host program;
 //! - `device.rs` from `schemas/device.bop` (the RPC service of the serial demo), with owned
 //!   types under `cfg(feature = "owned")` for the host program;
-//! - `spec.rs` from `schemas/spec.bop` (the SPEC.md section 3 golden vector types);
+//! - `spec.rs` from `schemas/spec.bop` (the types of the golden vectors of docs/wire-format.md);
 //! - `edge_cases.rs` from `schemas/edge_cases.bop` (a forward-compatible union, a recursive
 //!   message).
 //!
@@ -24,6 +24,7 @@ fn config(out_dir: &Path, file: &str) -> Config {
     let mut c = Config::new();
     c.out_dir(out_dir)
         .file_name(file)
+        .runtime_path("::bebop_core")
         .defmt(Some(r#"feature = "defmt""#))
         .rustfmt(false)
         .lua(false);
@@ -37,23 +38,11 @@ fn main() -> Result<(), bebop_build::Error> {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=schemas");
 
-    // targets/schema -> targets -> the repository root -> ../shared.
-    let bench = Path::new("../../../shared/bench");
-    let benchmark = bench.join("benchmark.bop");
-    assert!(
-        benchmark.is_file(),
-        "the benchmark schema is missing: expected {} (../shared/bench/benchmark.bop relative \
-         to the repository root, i.e. a `shared` directory next to the checkout; SPEC.md section 6)",
-        std::env::current_dir()
-            .map(|d| d.join(&benchmark))
-            .unwrap_or(benchmark.clone())
-            .display()
-    );
-    // Its warnings (`uint8`, a deprecated alias) are not ours to fix: not printed.
+    // targets/schema -> targets -> the repository root -> benches/workloads/schemas.
+    let workloads = Path::new("../../benches/workloads/schemas");
     config(&out_dir, "benchmark.rs")
-        .include(bench)
-        .emit_warnings(false)
-        .compile(&[&benchmark])?;
+        .include(workloads)
+        .compile(&[workloads.join("workloads.bop")])?;
 
     config(&out_dir, "telemetry.rs")
         .include("schemas")

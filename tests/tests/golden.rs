@@ -1,9 +1,10 @@
-//! Every golden byte vector of SPEC.md §3, encoded and decoded byte for byte, through the
+//! Every golden byte vector of `docs/wire-format.md` ("Golden vectors"), encoded and decoded
+//! byte for byte, through the
 //! slice writer, the embedded-io writer and the Vec output.
 
-use bebop::EncodeExt;
 use bebop_conformance::{Circle, Embedding, Point, Rectangle, Shape, UserRequest};
 use bebop_core::{Array, Decode, Encode, FixedArray, Map, SizeCounter, Uuid, bf16};
+use bebop_runtime::EncodeExt;
 
 fn hex(s: &str) -> Vec<u8> {
     let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();

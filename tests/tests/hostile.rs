@@ -2,10 +2,10 @@
 //! `u32::MAX`, fed to every decoder. Each must return Ok or Err: never panic, hang or allocate
 //! without bound (the decoders under test cannot allocate at all, but `Vec`/`BTreeMap` ones).
 
-use bebop::EncodeExt;
 use bebop_conformance::exercise::exercise_all;
 use bebop_conformance::{Circle, Event, Level, Log, Person, Shape, TreeNode, UserRequest};
 use bebop_core::{Array, Decode, FixedArray, Map};
+use bebop_runtime::EncodeExt;
 use proptest::prelude::*;
 
 /// A few valid encodings of nested types to mutate.

@@ -1,7 +1,6 @@
 //! Property tests: every scalar and composite survives encode → decode unchanged, through every
 //! output (slice, Vec, std::io, embedded-io), with `encoded_size` exact.
 
-use bebop::EncodeExt;
 use bebop_conformance::{
     Chain, Circle, Embedding, Event, Level, Log, Person, Point, Rectangle, Shape, TreeNode,
     UserRequest,
@@ -9,6 +8,7 @@ use bebop_conformance::{
 use bebop_core::{
     Array, Decode, Duration, Encode, FixedArray, Lazy, Map, SizeCounter, Timestamp, Uuid, bf16, f16,
 };
+use bebop_runtime::EncodeExt;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -299,5 +299,68 @@ proptest! {
         };
         let bytes = encode_all_ways(&log);
         prop_assert_eq!(Log::from_bytes(&bytes).unwrap(), log);
+    }
+}
+
+/// Every strict prefix of a valid encoding is *incomplete* input, never corrupt, and the bytes
+/// the error says are missing are no more than the bytes actually cut off.
+fn assert_prefixes_incomplete<'a, T: Decode<'a> + std::fmt::Debug>(
+    bytes: &'a [u8],
+) -> Result<(), TestCaseError> {
+    prop_assert!(T::from_bytes(bytes).is_ok());
+    for cut in 0..bytes.len() {
+        let err = T::from_bytes(&bytes[..cut]).unwrap_err();
+        prop_assert!(
+            err.is_incomplete(),
+            "prefix of {} of {} bytes: {}",
+            cut,
+            bytes.len(),
+            err
+        );
+        if let Some(missing) = err.bytes_missing() {
+            prop_assert!(
+                missing >= 1 && missing <= bytes.len() - cut,
+                "{} at cut {}",
+                err,
+                cut
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn prefixes_of_values_are_incomplete(
+        s in ".{0,12}",
+        tree in owned_tree(),
+        shapes in proptest::collection::vec(shape(), 0..6),
+        m in proptest::collection::btree_map(".{0,6}", any::<i32>(), 0..6),
+    ) {
+        let bytes = encode_all_ways(s.as_str());
+        assert_prefixes_incomplete::<&str>(&bytes)?;
+        let bytes = encode_tree(&tree);
+        assert_prefixes_incomplete::<TreeNode<'_>>(&bytes)?;
+        let bytes = encode_all_ways(&Array::from_slice(&shapes));
+        assert_prefixes_incomplete::<Array<'_, Shape>>(&bytes)?;
+        let bytes = encode_all_ways(&m);
+        assert_prefixes_incomplete::<Map<'_, &str, i32>>(&bytes)?;
+    }
+
+    /// Inside a length-prefixed value (a message, a union) running out of bytes is corruption:
+    /// the enclosing length was satisfied, so more input cannot help.
+    #[test]
+    fn short_values_inside_a_message_are_corrupt(tree in owned_tree(), extra in 0usize..4) {
+        let bytes = encode_tree(&tree);
+        prop_assume!(bytes.len() > 5);
+        // Shrink the message's declared length (keeping its bytes) so its body ends early.
+        let mut cut = bytes.clone();
+        let body = u32::from_le_bytes(cut[..4].try_into().unwrap()) as usize;
+        let shorter = body.saturating_sub(1 + extra).max(1);
+        cut.truncate(4 + shorter);
+        cut[..4].copy_from_slice(&(shorter as u32).to_le_bytes());
+        if let Err(err) = TreeNode::from_bytes(&cut) {
+            prop_assert!(!err.is_incomplete(), "{}", err);
+        }
     }
 }

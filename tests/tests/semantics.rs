@@ -1,8 +1,9 @@
-//! Message, union, enum and limit semantics from SPEC.md §2, through the hand-written types.
+//! Message, union, enum and limit semantics of `docs/wire-format.md` and `docs/decisions.md`,
+//! through the hand-written types.
 
-use bebop::EncodeExt;
 use bebop_conformance::{Chain, Empty, Event, Level, Log, Shape, TreeNode, UserRequest};
 use bebop_core::{Array, Decode, ErrorKind, FixedArray, Lazy, Limits, Map};
+use bebop_runtime::EncodeExt;
 
 #[test]
 fn unknown_tag_stops_the_message_and_decoding_continues_after_it() {
@@ -52,7 +53,7 @@ fn message_errors() {
     // Body shorter than a field: the error points into the body.
     let err = UserRequest::from_bytes(&[3, 0, 0, 0, 1, 42, 0]).unwrap_err();
     assert_eq!((err.kind(), err.offset()), (ErrorKind::UnexpectedEnd, 5));
-    // Missing end marker: the declared length ends the message (SPEC.md section 2).
+    // Missing end marker: the declared length ends the message (docs/decisions.md D15).
     let ok = UserRequest::from_bytes(&[5, 0, 0, 0, 1, 42, 0, 0, 0]).unwrap();
     assert_eq!((ok.user_id, ok.include_profile), (Some(42), None));
     // Length past the end of the input.
@@ -103,7 +104,7 @@ fn union_discriminators() {
 
 #[test]
 fn inline_message_branch_has_its_own_length() {
-    // SPEC.md: `06000000 02 01000000 00` is an empty inline-message branch.
+    // docs/decisions.md D5: `06000000 02 01000000 00` is an empty inline-message branch.
     let bytes = [6, 0, 0, 0, 2, 1, 0, 0, 0, 0];
     assert_eq!(Event::from_bytes(&bytes), Ok(Event::Text { body: None }));
     assert_eq!(Event::Text { body: None }.encode_to_vec().unwrap(), bytes);

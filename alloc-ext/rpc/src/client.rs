@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
-use bebop::rpc::{Encoded, FrameFlags, HEADER_SIZE};
-use bebop::{Decode, Encode};
+use bebop_runtime::rpc::{Encoded, FrameFlags, HEADER_SIZE};
+use bebop_runtime::{Decode, Encode};
 use futures_core::Stream;
 use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -261,7 +261,7 @@ impl Client {
         Req: Encode + Sync + ?Sized,
         Resp: for<'a> Decode<'a>,
     {
-        let first = bebop::encode_to_vec(request)
+        let first = bebop_runtime::encode_to_vec(request)
             .map_err(|e| Status::internal(format!("encoding the request failed: {e}")))?;
         let deadline = options.deadline.map(instant_of);
         let call = within(
@@ -521,8 +521,8 @@ impl Drop for CallHandle {
             return;
         }
         let bytes = if self.finished {
-            // The server answered before the requests ended (RPC.md 7.3): end them, so the
-            // server can forget the stream.
+            // The server answered before the requests ended (docs/rpc.md, "Calls"): end them,
+            // so the server can forget the stream.
             match wire::frame(FrameFlags::END_STREAM, self.stream_id, &Encoded(&[]), None) {
                 Ok(b) => b,
                 Err(_) => return,

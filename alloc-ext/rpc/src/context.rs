@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use bebop::MethodInfo;
+use bebop_runtime::MethodInfo;
 use tokio_util::sync::CancellationToken;
 
 use crate::metadata::Metadata;
@@ -62,7 +62,7 @@ impl fmt::Display for Address {
 }
 
 /// Who is on the other end of a connection: addresses, and an authenticated identity once a
-/// transport hook or an interceptor has set one (RPC.md section 12.1).
+/// transport hook or an interceptor has set one (`docs/rpc.md`, "Peers and identity").
 #[derive(Debug)]
 pub struct Peer {
     remote: Option<Address>,
@@ -100,8 +100,8 @@ impl Peer {
         *lock(&self.identity) = Some(identity.into());
     }
 
-    /// The stable owner string of RPC.md section 14.6: the identity, else the remote
-    /// address.
+    /// The stable owner string (`docs/rpc.md`, "Peers and identity"): the identity, else the
+    /// remote address.
     pub fn owner(&self) -> Option<String> {
         self.identity()
             .or_else(|| self.remote.as_ref().map(|a| a.to_string()))
@@ -112,7 +112,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Everything a handler knows about its call (RPC.md section 16): request metadata, the
+/// Everything a handler knows about its call (`docs/rpc.md`, "Call context"): request metadata, the
 /// deadline, the resume cursor, cancellation, the peer, response metadata to send back and
 /// typed attachments.
 ///
@@ -173,7 +173,7 @@ impl Context {
                 service: "",
                 name: "test",
                 id: 0,
-                kind: bebop::MethodKind::Unary,
+                kind: bebop_runtime::MethodKind::Unary,
             },
             1,
             options.metadata,
@@ -267,7 +267,7 @@ impl Context {
     }
 
     /// Options for a downstream call on behalf of this caller: the same metadata, deadline
-    /// and cursor (RPC.md section 16.3, `forwarding()`).
+    /// and cursor (`docs/rpc.md`, "Call context").
     pub fn forwarding(&self) -> CallOptions {
         CallOptions {
             metadata: self.metadata.clone(),

@@ -1,9 +1,9 @@
 //! # bebop-rpc
 //!
-//! Bebop RPC on tokio: servers and clients for the binary transport (RPC.md section 18) over
-//! TCP, Unix sockets, or any `AsyncRead + AsyncWrite` pair (a child process's stdin and
-//! stdout, a named pipe), on the frame codec of `bebop-core` and the types and services
-//! `bebopc` generates.
+//! Bebop RPC on tokio: servers and clients for the binary transport (`docs/rpc.md`, "Binary
+//! transport") over TCP, Unix sockets, or any `AsyncRead + AsyncWrite` pair (a child
+//! process's stdin and stdout, a named pipe), on the frame codec of `bebop-core` and the
+//! types and services `bebopc` generates.
 //!
 //! - [`Server`]: several services per server routed by method id, all four method kinds,
 //!   many calls at once on one connection (multiplexed by stream id) as well as one call
@@ -13,12 +13,12 @@
 //! - [`Client`]: one connection shared by any number of tasks, deadlines enforced locally
 //!   too, cancellation by dropping, response metadata, and server streams that resume from
 //!   their last cursor.
-//! - [`Context`]: what a handler knows about its call (RPC.md section 16).
+//! - [`Context`]: what a handler knows about its call (`docs/rpc.md`, "Call context").
 //!
 //! Generated code (`bebopc` with the Rust generator's `async_rpc` option) gives every
 //! service an `AsyncHandler` trait to implement, an `AsyncServer` to register and a typed
-//! `AsyncClient`. The multiplexing rules this crate adds to RPC.md are in the repository's
-//! `docs/rpc.md`.
+//! `AsyncClient`. The multiplexing rules this crate adds to the protocol are in the repository's
+//! `docs/rpc.md` ("Two kinds of connection").
 //!
 //! ```
 //! use bebop_rpc::{CallOptions, Client, Server};
@@ -36,10 +36,10 @@
 //!
 //! let client = Client::connect_tcp(addr).await?;
 //! let discovery = client
-//!     .unary::<bebop::rpc::Empty, bebop_rpc::RawMessage>(0, &bebop::rpc::Empty {}, CallOptions::new())
+//!     .unary::<bebop_runtime::rpc::Empty, bebop_rpc::RawMessage>(0, &bebop_runtime::rpc::Empty {}, CallOptions::new())
 //!     .await?
 //!     .into_inner();
-//! let services = <bebop::rpc::DiscoveryResponse as bebop::Decode>::from_bytes(&discovery.0)?;
+//! let services = <bebop_runtime::rpc::DiscoveryResponse as bebop_runtime::Decode>::from_bytes(&discovery.0)?;
 //! assert_eq!(services.services.len(), 0);
 //!
 //! // Unknown methods are NOT_FOUND.
@@ -58,7 +58,7 @@ mod server;
 mod status;
 mod wire;
 
-pub use bebop::rpc::StatusCode;
+pub use bebop_runtime::rpc::StatusCode;
 pub use client::{Client, ClientLimits, Response, Streaming};
 pub use context::{Address, CallOptions, Context, Credentials, Peer};
 pub use futures_core::Stream;

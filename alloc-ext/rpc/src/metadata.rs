@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use bebop::Map;
+use bebop_runtime::Map;
 
 /// String key-value pairs, in insertion order, one value per key.
 ///
@@ -122,7 +122,7 @@ impl fmt::Debug for Metadata {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bebop::{Decode, EncodeExt};
+    use bebop_runtime::{Decode, EncodeExt};
 
     #[test]
     fn wire_size_matches_the_encoding() {

@@ -9,8 +9,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bebop::rpc::{DiscoveryResponse, ServiceInfo};
-use bebop::{Array, MethodInfo};
+use bebop_runtime::rpc::{DiscoveryResponse, ServiceInfo};
+use bebop_runtime::{Array, MethodInfo};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -69,7 +69,7 @@ where
     }
 }
 
-/// The server's resource limits (RPC.md section 19.7). What breaks one is answered
+/// The server's resource limits (`docs/rpc.md`, "Resource limits"). What breaks one is answered
 /// `RESOURCE_EXHAUSTED`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -205,7 +205,7 @@ impl ServerBuilder {
                 }
             }
         }
-        let discovery = bebop::encode_to_vec(&DiscoveryResponse {
+        let discovery = bebop_runtime::encode_to_vec(&DiscoveryResponse {
             services: Array::from_slice(&infos),
         })
         .unwrap_or_default();

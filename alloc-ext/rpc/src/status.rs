@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use bebop::rpc::{RpcError, StatusCode, status_name};
-use bebop::{Decode, Map};
+use bebop_runtime::rpc::{RpcError, StatusCode, status_name};
+use bebop_runtime::{Decode, Map};
 
 use crate::metadata::Metadata;
 
@@ -121,18 +121,18 @@ impl Status {
             detail: (!self.detail.is_empty()).then_some(self.detail.as_str()),
             metadata: (!pairs.is_empty()).then(|| Map::from_slice(&pairs)),
         };
-        bebop::encode_to_vec(&error).unwrap_or_default()
+        bebop_runtime::encode_to_vec(&error).unwrap_or_default()
     }
 }
 
-impl From<bebop::rpc::Status> for Status {
-    fn from(s: bebop::rpc::Status) -> Self {
+impl From<bebop_runtime::rpc::Status> for Status {
+    fn from(s: bebop_runtime::rpc::Status) -> Self {
         Status::new(s.code(), s.detail())
     }
 }
 
-/// Any other error a handler hits becomes `INTERNAL` with the error's description (RPC.md
-/// section 19.4), so `?` works in handlers:
+/// Any other error a handler hits becomes `INTERNAL` with the error's description
+/// (`docs/rpc.md`, "Handler errors and panics"), so `?` works in handlers:
 ///
 /// ```
 /// use bebop_rpc::{Status, StatusCode};
@@ -148,8 +148,8 @@ impl From<std::io::Error> for Status {
     }
 }
 
-impl From<bebop::Error> for Status {
-    fn from(e: bebop::Error) -> Self {
+impl From<bebop_runtime::Error> for Status {
+    fn from(e: bebop_runtime::Error) -> Self {
         Status::internal(e.to_string())
     }
 }
@@ -202,7 +202,8 @@ mod tests {
 
     #[test]
     fn error_payload_of_rpc_section_5_3() {
-        // NOT_FOUND "GreeterService.Helloo": the 34 payload bytes of RPC.md section 5.3.
+        // NOT_FOUND "GreeterService.Helloo": the 34 payload bytes of docs/rpc.md,
+        // "Example: an error frame".
         let s = Status::not_found("GreeterService.Helloo");
         let bytes = s.to_error_payload();
         assert_eq!(bytes.len(), 34);

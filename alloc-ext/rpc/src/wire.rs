@@ -4,11 +4,11 @@
 use std::io;
 use std::time::{Duration, SystemTime};
 
-use bebop::rpc::{
+use bebop_runtime::rpc::{
     CALL_HEADER_PREFIX, CURSOR_SIZE, CallHeader, Encoded, FrameFlags, FrameHeader, HEADER_SIZE,
     TrailingMetadata, encode_frame, frame_len,
 };
-use bebop::{Decode, Encode, Map, system_time_to_timestamp, timestamp_to_system_time};
+use bebop_runtime::{Decode, Encode, Map, system_time_to_timestamp, timestamp_to_system_time};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::metadata::Metadata;
@@ -52,7 +52,7 @@ pub(crate) struct OwnedCallHeader {
 }
 
 impl OwnedCallHeader {
-    pub fn from_message(bytes: &[u8]) -> Result<Self, bebop::Error> {
+    pub fn from_message(bytes: &[u8]) -> Result<Self, bebop_runtime::Error> {
         let h = CallHeader::from_bytes(bytes)?;
         let deadline = h.deadline.map(timestamp_to_system_time);
         Ok(OwnedCallHeader {
@@ -79,7 +79,7 @@ pub(crate) fn call_header_bytes(
         metadata: (!pairs.is_empty()).then(|| Map::from_slice(&pairs)),
         cursor: (cursor != 0).then_some(cursor),
     };
-    bebop::encode_to_vec(&header).unwrap_or_default()
+    bebop_runtime::encode_to_vec(&header).unwrap_or_default()
 }
 
 /// Appends a frame carrying `payload` to `out`.
@@ -422,7 +422,10 @@ mod tests {
                 stream_id: 3,
                 status,
             }) => {
-                assert_eq!(status.code(), bebop::rpc::StatusCode::ResourceExhausted)
+                assert_eq!(
+                    status.code(),
+                    bebop_runtime::rpc::StatusCode::ResourceExhausted
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -470,23 +473,23 @@ mod tests {
 /// serve methods without their schema (discovery responses, say).
 ///
 /// ```
-/// use bebop::{Decode, EncodeExt};
+/// use bebop_runtime::{Decode, EncodeExt};
 /// use bebop_rpc::RawMessage;
 ///
 /// let raw = RawMessage(b"\x02\0\0\0hi\0".to_vec());
 /// assert_eq!(raw.encode_to_vec()?, raw.0);
 /// assert_eq!(RawMessage::from_bytes(&raw.0)?.0, raw.0);
-/// # Ok::<(), bebop::Error>(())
+/// # Ok::<(), bebop_runtime::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RawMessage(pub Vec<u8>);
 
-impl bebop::WireSize for RawMessage {
+impl bebop_runtime::WireSize for RawMessage {
     const MIN_SIZE: usize = 0;
 }
 
 impl<'a> Decode<'a> for RawMessage {
-    fn decode(reader: &mut bebop::Reader<'a>) -> Result<Self, bebop::Error> {
+    fn decode(reader: &mut bebop_runtime::Reader<'a>) -> Result<Self, bebop_runtime::Error> {
         Ok(RawMessage(reader.take_rest().to_vec()))
     }
 }
@@ -496,7 +499,7 @@ impl Encode for RawMessage {
         self.0.len()
     }
 
-    fn encode<S: bebop::Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
+    fn encode<S: bebop_runtime::Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         sink.write(&self.0)
     }
 }

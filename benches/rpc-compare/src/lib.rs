@@ -130,7 +130,7 @@ impl Payloads {
     /// The encoded sizes of the record and the blob in each system's message encoding
     /// (without framing): `(bebop person, bebop blob, protobuf person, protobuf blob)`.
     pub fn encoded_sizes(&self) -> (usize, usize, usize, usize) {
-        use bebop::Encode;
+        use bebop_runtime::Encode;
         use prost::Message;
         (
             self.bebop_person(1).encoded_size(),

@@ -16,7 +16,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-/// Generated from `benchmark.bop`.
+/// Generated from `schemas/workloads.bop`.
 #[allow(missing_docs)]
 pub mod bop {
     include!(concat!(env!("OUT_DIR"), "/benchmark.rs"));

@@ -2,8 +2,8 @@
 //! what every format's result is compared against, and the natural decoded form of the serde
 //! peers (rmp-serde, serde_json, simd-json, postcard, bincode) and of rkyv.
 //!
-//! Field for field these follow `benchmark.bop`. A few representation choices, made the way a
-//! user of each library would:
+//! Field for field these follow `schemas/workloads.bop`. A few representation choices, made
+//! the way a user of each library would:
 //!
 //! - `bfloat16[]` is a `Vec<u16>` of raw bits. Binary serde formats write it as one byte string
 //!   (little-endian pairs, like protobuf `bytes`); JSON writes the numbers as floats.
@@ -501,7 +501,7 @@ mod uuid_bytes {
     pub fn serialize<S: Serializer>(id: &[u8; 16], s: S) -> Result<S::Ok, S::Error> {
         if s.is_human_readable() {
             let mut text = [0u8; 36];
-            s.serialize_str(bebop::Uuid::from_array(*id).encode_hyphenated(&mut text))
+            s.serialize_str(bebop_runtime::Uuid::from_array(*id).encode_hyphenated(&mut text))
         } else {
             s.serialize_bytes(id)
         }
@@ -515,7 +515,7 @@ mod uuid_bytes {
                 f.write_str("16 bytes or a hyphenated uuid")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<[u8; 16], E> {
-                bebop::Uuid::parse(s)
+                bebop_runtime::Uuid::parse(s)
                     .map(|u| *u.as_bytes())
                     .map_err(|_| E::custom(format_args!("bad uuid {s:?}")))
             }

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bebop::{Decode as _, Encode as _};
+use bebop_runtime::{Decode as _, Encode as _};
 use prost::Message as _;
 use rkyv::rancor;
 use serde::Serialize;
@@ -139,8 +139,8 @@ fn run_op<R>(quick: bool, config: &TimingConfig, mut op: impl FnMut() -> R) -> T
     }
 }
 
-fn encode(view: &impl bebop::Encode) -> Result<Vec<u8>, String> {
-    bebop::EncodeExt::encode_to_vec(view).map_err(|e| e.to_string())
+fn encode(view: &impl bebop_runtime::Encode) -> Result<Vec<u8>, String> {
+    bebop_runtime::EncodeExt::encode_to_vec(view).map_err(|e| e.to_string())
 }
 
 /// Measures decode against array length. In quick mode each operation runs once, and the
@@ -227,7 +227,7 @@ pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>
                 "tensor shard of {size} bytes: the view reads differently"
             ));
         }
-        let mut out = vec![bebop::bf16::ZERO; decoded.data.len()];
+        let mut out = vec![bebop_runtime::bf16::ZERO; decoded.data.len()];
         if decoded.data.copy_to_slice(&mut out) != model.data.len()
             || out
                 .iter()

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
-use bebop::{Array, Map, Uuid, bf16};
+use bebop_runtime::{Array, Map, Uuid, bf16};
 use bumpalo::Bump;
 use rkyv::api::high::{HighDeserializer, HighSerializer, HighValidator};
 use rkyv::bytecheck::CheckBytes;
@@ -49,9 +49,9 @@ pub trait Shape:
     /// The prost message.
     type Pb: prost::Message + Default + Clone + Walk;
     /// The generated Bebop owned type (`String`, `Vec`, `BTreeMap`).
-    type Owned: bebop::Encode + for<'a> bebop::Decode<'a> + Clone + Walk;
+    type Owned: bebop_runtime::Encode + for<'a> bebop_runtime::Decode<'a> + Clone + Walk;
     /// The generated Bebop view.
-    type View<'a>: bebop::Encode + bebop::Decode<'a> + Copy + Walk;
+    type View<'a>: bebop_runtime::Encode + bebop_runtime::Decode<'a> + Copy + Walk;
 
     /// The Bebop schema type's name.
     const SCHEMA_TYPE: &'static str;
@@ -943,11 +943,11 @@ impl Shape for m::TensorShard {
     }
 }
 
-fn duration_to_bop(d: m::Duration) -> bebop::Duration {
-    bebop::Duration::new_const(d.seconds, d.nanos)
+fn duration_to_bop(d: m::Duration) -> bebop_runtime::Duration {
+    bebop_runtime::Duration::new_const(d.seconds, d.nanos)
 }
 
-fn duration_from_bop(d: bebop::Duration) -> m::Duration {
+fn duration_from_bop(d: bebop_runtime::Duration) -> m::Duration {
     m::Duration {
         seconds: d.seconds(),
         nanos: d.nanos(),

@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bebop::{Decode as _, Encode as _};
+use bebop_runtime::{Decode as _, Encode as _};
 use bumpalo::Bump;
 use prost::Message as _;
 use rkyv::rancor;
@@ -260,8 +260,8 @@ fn encode_once<S: Shape>(
 ) -> Result<Vec<u8>, String> {
     let err = |e: &dyn std::fmt::Display| format!("{} encode failed: {e}", format.name());
     match format {
-        Format::Bebop => bebop::EncodeExt::encode_to_vec(view).map_err(|e| err(&e)),
-        Format::BebopOwned => bebop::EncodeExt::encode_to_vec(owned).map_err(|e| err(&e)),
+        Format::Bebop => bebop_runtime::EncodeExt::encode_to_vec(view).map_err(|e| err(&e)),
+        Format::BebopOwned => bebop_runtime::EncodeExt::encode_to_vec(owned).map_err(|e| err(&e)),
         Format::Prost => Ok(pb.encode_to_vec()),
         Format::Rkyv => rkyv::to_bytes::<rancor::Error>(model)
             .map(|v| v.to_vec())

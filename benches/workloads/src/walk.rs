@@ -418,7 +418,7 @@ impl Walk for owned::JsonValue {
     }
 }
 
-fn walk_map_view(h: &mut Hasher, fields: Option<bebop::Map<'_, &str, bop::JsonValue<'_>>>) {
+fn walk_map_view(h: &mut Hasher, fields: Option<bebop_runtime::Map<'_, &str, bop::JsonValue<'_>>>) {
     match fields {
         Some(fields) => {
             h.int(fields.len() as u64);

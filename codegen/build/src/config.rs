@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use bebop_codegen_rust::{Generator, Options, OwnedMap, TypeInfo};
+use bebop_codegen_rust::{
+    AttributeForm, AttributeRule, ExternPath, Generator, Options, OwnedMap, TypeInfo,
+};
 use bebopc::Compiler;
 use bebopc::descriptor::{DescriptorOptions, descriptor_set};
 
@@ -18,9 +20,10 @@ pub const DEFAULT_FILE_NAME: &str = "bebop.rs";
 /// methods, then call [`compile`](Self::compile).
 ///
 /// Defaults: no include directory, output into `$OUT_DIR/bebop.rs`, the generator's
-/// defaults ([`Options::default`]: runtime `::bebop_core`, views only, rustfmt when
-/// found), decorators' Lua blocks run (feature `lua`), `cargo:rerun-if-changed=` and
-/// `cargo:warning=` lines printed.
+/// defaults ([`Options::default`]: runtime `::bebop_runtime`, views only, no serde, no extra
+/// attributes, no extern paths, rustfmt when found), decorators' Lua blocks run (feature
+/// `lua`), `cargo:rerun-if-changed=` and `cargo:warning=` lines printed. The crate docs list
+/// every option.
 #[derive(Clone, Debug)]
 pub struct Config {
     include_dirs: Vec<PathBuf>,
@@ -109,9 +112,9 @@ impl Config {
         self
     }
 
-    /// The path by which generated code reaches the runtime crate: `::bebop_core` (the
-    /// default; `no_std`, no `alloc`) or `::bebop` (which re-exports it for std users), or
-    /// any absolute path (`crate::rt`) to a re-export of `bebop_core`.
+    /// The path by which generated code reaches the runtime crate: `::bebop_runtime` (the
+    /// default, the crate users depend on), `::bebop_core` for a crate that depends on the
+    /// core alone, or any absolute path (`crate::rt`) to a re-export of either.
     pub fn runtime_path(&mut self, path: impl Into<String>) -> &mut Config {
         self.options.runtime_path = path.into();
         self
@@ -169,8 +172,138 @@ impl Config {
         self
     }
 
+    /// Derives `serde::Serialize` and `serde::Deserialize` on the types that own their data:
+    /// owned forms (with [`owned_types`](Self::owned_types)), enums, `@flags` enums and
+    /// records without borrowed data. Off by default. The crate then depends on `serde` with
+    /// the `derive` feature (reached as `::serde`) and enables `bebop-runtime/serde`; see
+    /// [`Generator::serde`](bebop_codegen_rust::Generator::serde) for the serialized forms.
+    ///
+    /// ```toml
+    /// [dependencies]
+    /// bebop-runtime = { version = "0.1", features = ["std", "serde"] }
+    /// serde = { version = "1", features = ["derive"] }
+    /// ```
+    pub fn serde(&mut self, on: bool) -> &mut Config {
+        self.options.serde = on;
+        self
+    }
+
+    /// A `cfg` predicate gating the serde derives, such as `feature = "serde"`; `None` (the
+    /// default) for none.
+    pub fn serde_cfg(&mut self, predicate: Option<&str>) -> &mut Config {
+        self.options.serde_cfg = predicate.map(str::to_string);
+        self
+    }
+
+    /// Adds `attribute` to the generated types `path` matches, views and owned forms: see
+    /// [`Generator::type_attribute`](bebop_codegen_rust::Generator::type_attribute) for the
+    /// path rules (`.`, `.pkg.Type`, `Type`). The attribute must parse as outer attributes
+    /// (`#[derive(Hash)]`); otherwise [`compile`](Self::compile) fails naming the option.
+    ///
+    /// ```
+    /// let mut config = bebop_build::Config::new();
+    /// config
+    ///     .owned_types(true)
+    ///     .type_attribute(".shop", "#[derive(PartialOrd)]")
+    ///     .owned_type_attribute(".shop.Order", r#"#[cfg_attr(feature = "x", derive(Hash))]"#)
+    ///     .field_attribute("Order.id", r#"#[doc(alias = "number")]"#);
+    /// ```
+    pub fn type_attribute(&mut self, path: &str, attribute: &str) -> &mut Config {
+        self.type_rule(path, attribute, AttributeForm::Both)
+    }
+
+    /// [`type_attribute`](Self::type_attribute) for view types only (types that are their
+    /// own owned form, such as enums, get it too).
+    pub fn view_type_attribute(&mut self, path: &str, attribute: &str) -> &mut Config {
+        self.type_rule(path, attribute, AttributeForm::View)
+    }
+
+    /// [`type_attribute`](Self::type_attribute) for owned forms only (types that are their own
+    /// owned form, such as enums, get it too): for derives such as `serde::Deserialize` that a
+    /// view borrowing its input cannot have.
+    pub fn owned_type_attribute(&mut self, path: &str, attribute: &str) -> &mut Config {
+        self.type_rule(path, attribute, AttributeForm::Owned)
+    }
+
+    fn type_rule(&mut self, path: &str, attribute: &str, form: AttributeForm) -> &mut Config {
+        self.options
+            .type_attributes
+            .push(AttributeRule::new(path, attribute, form));
+        self
+    }
+
+    /// Adds `attribute` to the generated fields `path` matches (`.pkg.Type.field`,
+    /// `Type.field`, `field`, or a type's path for all its fields): struct and message fields,
+    /// union branches and enum variants, in views and owned forms. See
+    /// [`Generator::field_attribute`](bebop_codegen_rust::Generator::field_attribute).
+    pub fn field_attribute(&mut self, path: &str, attribute: &str) -> &mut Config {
+        self.field_rule(path, attribute, AttributeForm::Both)
+    }
+
+    /// [`field_attribute`](Self::field_attribute) for the fields of view types only.
+    pub fn view_field_attribute(&mut self, path: &str, attribute: &str) -> &mut Config {
+        self.field_rule(path, attribute, AttributeForm::View)
+    }
+
+    /// [`field_attribute`](Self::field_attribute) for the fields of owned forms only (such as
+    /// `#[serde(rename = "..")]` when only owned forms derive serde).
+    pub fn owned_field_attribute(&mut self, path: &str, attribute: &str) -> &mut Config {
+        self.field_rule(path, attribute, AttributeForm::Owned)
+    }
+
+    fn field_rule(&mut self, path: &str, attribute: &str, form: AttributeForm) -> &mut Config {
+        self.options
+            .field_attributes
+            .push(AttributeRule::new(path, attribute, form));
+        self
+    }
+
+    /// Declares the definitions of a Bebop package (`.common`) or a single definition
+    /// (`.common.Point`) generated by another crate and reached at the absolute Rust path
+    /// `rust_path`: they are not generated here, and the generated code refers to them there
+    /// (views at `rust_path::Point<'a>`, owned forms in the other crate's `owned` tree, found
+    /// by putting `owned` in front of the package's modules: `::common_types::common` gives
+    /// `::common_types::owned::common`). See
+    /// [`Generator::extern_path`](bebop_codegen_rust::Generator::extern_path).
+    ///
+    /// ```no_run
+    /// // build.rs of a crate whose schemas import those of `common-types`, which includes
+    /// // its generated file at its crate root.
+    /// fn main() -> Result<(), bebop_build::Error> {
+    ///     bebop_build::Config::new()
+    ///         .include("schemas")
+    ///         .include("../common-types/schemas")
+    ///         .owned_types(true)
+    ///         .extern_path(".common", "::common_types::common")
+    ///         .compile(&["schemas/app.bop"])?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn extern_path(&mut self, bebop_path: &str, rust_path: &str) -> &mut Config {
+        self.options
+            .extern_paths
+            .push(ExternPath::new(bebop_path, rust_path));
+        self
+    }
+
+    /// [`extern_path`](Self::extern_path) with the owned forms at `owned_path` (the module of
+    /// the package's owned types, or the owned type), for crates that re-export the generated
+    /// modules under other names.
+    pub fn extern_path_with_owned(
+        &mut self,
+        bebop_path: &str,
+        rust_path: &str,
+        owned_path: &str,
+    ) -> &mut Config {
+        self.options
+            .extern_paths
+            .push(ExternPath::new(bebop_path, rust_path).with_owned_path(owned_path));
+        self
+    }
+
     /// Replaces every generator option at once (the runtime path, owned types, map type,
-    /// defmt, rustfmt). The output file name is [`file_name`](Self::file_name)'s.
+    /// defmt, rustfmt, serde, attributes, extern paths, ...). The output file name is
+    /// [`file_name`](Self::file_name)'s.
     pub fn generator_options(&mut self, options: Options) -> &mut Config {
         self.options = options;
         self
@@ -226,7 +359,8 @@ impl Config {
 
     /// Whether the descriptor set written by
     /// [`descriptor_set_path`](Self::descriptor_set_path) carries source positions and
-    /// comments (`--emit-source-info`). Off by default.
+    /// comments (`--emit-source-info`). Off by default. The generator is always given them,
+    /// so that every item's docs name its schema file and line.
     pub fn emit_source_info(&mut self, on: bool) -> &mut Config {
         self.source_info = on;
         self
@@ -299,21 +433,34 @@ impl Config {
             errors: 0,
             rendered: "the compiler produced no model".into(),
         })?;
-        let set = descriptor_set(
+        // Source positions for the generator's doc lines (`From `shop.bop` (line 3)`), and
+        // schema paths that name no directory of this machine.
+        let mut set = descriptor_set(
             model,
             &compilation.sources,
-            &DescriptorOptions {
-                source_info: self.source_info,
-            },
+            &DescriptorOptions { source_info: true },
         );
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+        let renamed =
+            schemas::relative_schema_paths(&mut set, &self.include_dirs, manifest_dir.as_deref());
         if let Some(path) = &self.descriptor_set_path {
-            let bytes = set
+            let mut written = set.clone();
+            if !self.source_info {
+                for schema in written.schemas.iter_mut().flatten() {
+                    schema.source_code_info = None;
+                }
+            }
+            let bytes = written
                 .to_vec()
                 .map_err(|e| Error::Config(format!("cannot encode the descriptor set: {e}")))?;
             write_if_changed(path, &bytes)?;
         }
 
-        let files: Vec<&str> = roots.generate.iter().map(String::as_str).collect();
+        let files: Vec<&str> = roots
+            .generate
+            .iter()
+            .map(|f| renamed.get(f).unwrap_or(f).as_str())
+            .collect();
         let code = Generator::with_options(options).generate(&set, &files)?;
         warnings.extend(code.warnings);
         let content = code

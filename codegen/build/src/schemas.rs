@@ -7,8 +7,10 @@
 //! next to the output (and removed after compiling) and passed to the generator by their
 //! import path.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use bebop_descriptor::DescriptorSet;
 use bebopc::source::SourceMap;
 
 use crate::Error;
@@ -123,6 +125,76 @@ pub(crate) fn files_read(
         }
     }
     out
+}
+
+/// Makes the paths of schemas given as absolute paths relative, so that the generated code
+/// (its header and every item's docs) and the descriptor set name no directory of the build
+/// machine: relative to the first include directory holding the file, else to the crate's
+/// manifest directory, else the file name alone (with as many parent directories as keep it
+/// apart from the other schemas' paths). Relative paths are kept as given; imports are
+/// written relative to an include directory already. Returns the old and new paths.
+pub(crate) fn relative_schema_paths(
+    set: &mut DescriptorSet,
+    include_dirs: &[PathBuf],
+    manifest_dir: Option<&Path>,
+) -> HashMap<String, String> {
+    let schemas = set.schemas.get_or_insert_with(Vec::new);
+    let bases: Vec<PathBuf> = include_dirs
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(manifest_dir)
+        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()))
+        .collect();
+    let mut taken: HashSet<String> = schemas
+        .iter()
+        .filter_map(|s| s.path.clone())
+        .filter(|p| !Path::new(p).is_absolute())
+        .collect();
+    let mut renamed = HashMap::new();
+    for schema in schemas.iter_mut() {
+        let Some(old) = schema.path.clone().filter(|p| Path::new(p).is_absolute()) else {
+            continue;
+        };
+        let file = std::fs::canonicalize(&old).unwrap_or_else(|_| PathBuf::from(&old));
+        let relative = bases
+            .iter()
+            .find_map(|base| file.strip_prefix(base).ok())
+            .map(slash_path)
+            .filter(|p| !p.is_empty() && !taken.contains(p));
+        let new = relative.unwrap_or_else(|| {
+            // The shortest tail of the path that no other schema has.
+            let parts: Vec<String> = file
+                .components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect();
+            (1..=parts.len())
+                .map(|n| parts[parts.len() - n..].join("/"))
+                .find(|tail| !taken.contains(tail))
+                .unwrap_or_else(|| parts.join("/"))
+        });
+        taken.insert(new.clone());
+        schema.path = Some(new.clone());
+        renamed.insert(old, new);
+    }
+    for schema in schemas.iter_mut() {
+        for import in schema.imports.iter_mut().flatten() {
+            if let Some(new) = renamed.get(import.as_str()) {
+                *import = new.clone();
+            }
+        }
+    }
+    renamed
+}
+
+/// A relative path with `/` separators.
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 #[cfg(test)]

@@ -72,15 +72,17 @@ fn the_file_is_what_the_generator_makes_of_the_same_descriptors() {
         .include(s.path("schemas"))
         .owned_types(true)
         .rustfmt(false)
-        .descriptor_set_path(s.path("out/shop.desc"));
+        .descriptor_set_path(s.path("out/shop.desc"))
+        .emit_source_info(true);
     let out = config.compile(&[&schema]).unwrap();
     assert_eq!(out.path, s.path("out/bebop.rs"));
     let set = DescriptorSet::from_bytes(&std::fs::read(s.path("out/shop.desc")).unwrap()).unwrap();
-    let path = schema.to_string_lossy().into_owned();
+    // The schema, given by its absolute path, is named relative to its include directory.
+    assert_eq!(set.schema_list()[0].path.as_deref(), Some("shop.bop"));
     let expected = Generator::new()
         .owned_types(true)
         .rustfmt(false)
-        .generate(&set, &[path.as_str()])
+        .generate(&set, &["shop.bop"])
         .unwrap();
     assert_eq!(read(&out.path), expected.files[0].content);
     assert_eq!(out.types, expected.types);
@@ -101,7 +103,7 @@ fn every_generator_option_reaches_the_generator() {
     );
     let out = s
         .config()
-        .runtime_path("::bebop")
+        .runtime_path("::bebop_core")
         .owned_types(true)
         .owned_cfg(Some(r#"feature = "alloc""#))
         .owned_map(OwnedMap::Vec)
@@ -112,21 +114,24 @@ fn every_generator_option_reaches_the_generator() {
         .unwrap();
     assert_eq!(out.path, s.path("out/gen/types.rs"));
     let code = read(&out.path);
-    assert!(code.contains("::bebop::Map<'a, &'a str, i32>"), "{code}");
-    assert!(!code.contains("::bebop_core"), "{code}");
+    assert!(
+        code.contains("::bebop_core::Map<'a, &'a str, i32>"),
+        "{code}"
+    );
+    assert!(!code.contains("::bebop_runtime"), "{code}");
     assert!(
         code.contains("#[cfg(feature = \"alloc\")]\npub mod owned"),
         "{code}"
     );
     assert!(
-        code.contains("::bebop::alloc_types::Vec<(::bebop::alloc_types::String, i32)>"),
+        code.contains("::bebop_core::alloc_types::Vec<(::bebop_core::alloc_types::String, i32)>"),
         "{code}"
     );
     assert!(code.contains("#[cfg(feature = \"defmt\")]"), "{code}");
 
     // The same through `generator_options`, and rustfmt changes the layout only.
     let options = bebop_build::Options::from_parameter(
-        r#"runtime=::bebop, owned=true, owned_cfg=feature = "alloc", map=vec, defmt=feature = "defmt", rustfmt=false"#,
+        r#"runtime=::bebop_core, owned=true, owned_cfg=feature = "alloc", map=vec, defmt=feature = "defmt", rustfmt=false"#,
     )
     .unwrap();
     let again = s
@@ -351,4 +356,176 @@ fn compile_schemas_uses_out_dir_from_the_config_or_fails_clearly() {
     let err = bebop_build::compile_schemas(&["a.bop"], &["."]).unwrap_err();
     assert!(matches!(err, Error::NoOutDir), "{err}");
     assert!(err.to_string().contains("OUT_DIR is not set"), "{err}");
+}
+
+#[test]
+fn generated_code_names_no_absolute_path_and_gives_lines() {
+    let s = Scratch::new();
+    s.write(
+        "vendor/geo/point.bop",
+        "/// A point.\nstruct Point { x: int32; }\n",
+    );
+    let root = s.write(
+        "schemas/shop.bop",
+        "import \"geo/point.bop\"\n\n/// An order.\nmessage Order { at(1): Point; }\n",
+    );
+    let loose = s.write("elsewhere/loose.bop", "enum Kind : byte { A = 0; }\n");
+    assert!(root.is_absolute() && loose.is_absolute());
+    let out = s
+        .config()
+        .include(s.path("schemas"))
+        .include(s.path("vendor"))
+        .rustfmt(false)
+        .descriptor_set_path(s.path("out/set.desc"))
+        .compile(&[&root, &loose])
+        .unwrap();
+    let code = read(&out.path);
+    // Roots given by absolute path are named relative to their include directory, or by
+    // file name when no include directory (or the manifest directory) holds them; imports
+    // as imported.
+    let dir = s.dir.path().to_string_lossy().into_owned();
+    let canonical = std::fs::canonicalize(s.dir.path()).unwrap();
+    for text in [
+        dir.as_str(),
+        &*canonical.to_string_lossy(),
+        "/home/",
+        "/tmp/",
+    ] {
+        assert!(!code.contains(text), "`{text}` in:\n{code}");
+    }
+    let header = code.lines().next().unwrap();
+    assert!(
+        header.contains("from `shop.bop`, `loose.bop`, `geo/point.bop`"),
+        "{header}"
+    );
+    // The default settings name the file and the line of every item.
+    assert!(
+        code.contains("From `shop.bop` (line 4): `message Order`."),
+        "{code}"
+    );
+    assert!(
+        code.contains("From `geo/point.bop` (line 2): `struct Point`."),
+        "{code}"
+    );
+    assert!(
+        code.contains("From `loose.bop` (line 1): `enum Kind`."),
+        "{code}"
+    );
+    // The descriptor set written names the same paths (and no source positions by default).
+    let set = DescriptorSet::from_bytes(&std::fs::read(s.path("out/set.desc")).unwrap()).unwrap();
+    for schema in set.schema_list() {
+        let path = schema.path.as_deref().unwrap();
+        if path.ends_with("bebop-build-imports.bop") {
+            continue;
+        }
+        assert!(!Path::new(path).is_absolute(), "{path}");
+        assert!(schema.source_code_info.is_none(), "{path}");
+    }
+    // What cargo should watch is still the real files.
+    assert!(out.schema_files.iter().all(|f| f.is_absolute()));
+
+    // A file name shared by two roots outside the include directories keeps enough of its
+    // path to tell them apart.
+    let a = s.write("x/one/same.bop", "package one\nstruct A { v: int32; }\n");
+    let b = s.write("x/two/same.bop", "package two\nstruct B { v: int32; }\n");
+    let out = s
+        .config()
+        .rustfmt(false)
+        .file_name("same.rs")
+        .compile(&[&a, &b])
+        .unwrap();
+    let header = read(&out.path).lines().next().unwrap().to_string();
+    assert!(
+        header.contains("from `same.bop`, `two/same.bop`"),
+        "{header}"
+    );
+}
+
+#[test]
+fn serde_attributes_and_extern_paths_reach_the_generator() {
+    let s = Scratch::new();
+    s.write(
+        "schemas/common.bop",
+        "package common\nmessage Label { text(1): string; }\n",
+    );
+    let app = s.write(
+        "schemas/app.bop",
+        "package app\nimport \"common.bop\"\nstruct Tagged { label: common.Label; n: int32; }\nenum Kind : byte { A = 0; }\n",
+    );
+    let out = s
+        .config()
+        .include(s.path("schemas"))
+        .owned_types(true)
+        .serde(true)
+        .serde_cfg(Some(r#"feature = "serde""#))
+        .type_attribute(".app", "#[derive(PartialOrd)]")
+        .view_type_attribute("Tagged", "#[doc(alias = \"view\")]")
+        .owned_type_attribute("Tagged", "#[doc(alias = \"owned\")]")
+        .field_attribute("Tagged.n", "#[doc(alias = \"number\")]")
+        .owned_field_attribute(".app.Tagged.label", "#[doc(alias = \"tag\")]")
+        .view_field_attribute(".app.Kind.A", "#[doc(alias = \"first\")]")
+        .extern_path(".common", "::common_types::common")
+        .rustfmt(false)
+        .compile(&[&app])
+        .unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    let code = read(&out.path);
+    assert!(!code.contains("pub struct Label"), "{code}");
+    assert!(code.contains("pub label: ::common_types::common::Label<'a>,"));
+    assert!(code.contains("pub label: ::common_types::owned::common::Label,"));
+    assert_eq!(
+        code.matches(
+            r#"#[cfg_attr(feature = "serde", derive(::serde::Serialize, ::serde::Deserialize))]"#
+        )
+        .count(),
+        2,
+        "the owned Tagged and Kind: {code}"
+    );
+    for (attr, n) in [
+        ("#[derive(PartialOrd)]", 3),
+        ("#[doc(alias = \"view\")]", 1),
+        ("#[doc(alias = \"owned\")]", 1),
+        ("#[doc(alias = \"number\")]", 2),
+        ("#[doc(alias = \"tag\")]", 1),
+        ("#[doc(alias = \"first\")]", 1),
+    ] {
+        assert_eq!(code.matches(attr).count(), n, "{attr}");
+    }
+    assert!(out.types.iter().all(|t| t.fqn != "common.Label"));
+
+    // Paths that match nothing are warned about; bad attributes fail before compiling.
+    let out = s
+        .config()
+        .include(s.path("schemas"))
+        .type_attribute(".nope", "#[derive(Hash)]")
+        .rustfmt(false)
+        .compile(&[&app])
+        .unwrap();
+    assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+    assert!(out.warnings[0].contains("matches no generated type"));
+    for (config, key) in [
+        (
+            s.config().type_attribute(".", "derive(Hash)").clone(),
+            "type_attribute",
+        ),
+        (
+            s.config().field_attribute("a..b", "#[doc = \"x\"]").clone(),
+            "field_attribute",
+        ),
+        (
+            s.config().extern_path("common", "::c").clone(),
+            "extern_path",
+        ),
+        (
+            s.config().extern_path(".common", "c::d").clone(),
+            "extern_path",
+        ),
+    ] {
+        let err = config.compile(&["does-not-exist.bop"]).unwrap_err();
+        assert!(matches!(err, Error::Generate(_)), "{err}");
+        assert!(
+            err.to_string().contains(&format!("option `{key}`")),
+            "{err}"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! users of the reference compiler rely on:
 //!
 //! - `--NAME_out=DIR` (or `--NAME_out DIR`) for any plugin `NAME`, and `--NAME_opt=PARAM`
-//!   (the plugin's `parameter`, as `docs/PLUGINS.md` describes), taken out of the arguments
+//!   (the plugin's `parameter`, as `docs/plugins.md` describes), taken out of the arguments
 //!   before clap sees them ([`extract_plugin_flags`]); `--desc_out` is the compiler's own,
 //!   and `--rust_out` runs the built-in Rust generator unless `--plugin rust=PATH` is given
 //!   (`crate::build::BUILT_IN_RUST`);
@@ -25,7 +25,7 @@ request, `--rust_opt` parameter and -D options (`rust.KEY=VALUE`) that the `bebo
 plugin would get, and writes the same files; no plugin needs to be installed. Give
 `--plugin rust=PATH` (or `path:` under `rust` in bebop.yml) to run an external executable
 instead. Parameter keys: runtime, owned, owned_cfg, map, defmt, rustfmt, file
-(e.g. `--rust_opt=runtime=::bebop,owned=true`).
+(e.g. `--rust_opt=runtime=::bebop_runtime,owned=true`).
 
 Configuration: `bebop.yml` (or `-c FILE`, YAML or JSON) in the working directory or a parent
 gives `sources`, `exclude`, `include`, `plugins` (NAME: DIR) and `options`.
@@ -80,7 +80,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  bebopc build schema.bop --desc_out=schema.desc\n  \
         bebopc build schema.bop --rust_out=src/generated -I shared\n  \
-        bebopc build schema.bop --rust_out=gen --rust_opt=runtime=::bebop,owned=true\n  \
+        bebopc build schema.bop --rust_out=gen --rust_opt=runtime=::bebop_runtime,owned=true\n  \
         bebopc build --plugin custom=./my-gen schema.bop --custom_out=out\n\n\
         `--rust_out` runs the Rust generator built into bebopc (no plugin needed) unless\n\
         `--plugin rust=PATH` names an executable."

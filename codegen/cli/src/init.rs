@@ -38,7 +38,7 @@ pub const SCHEMA: &str = r#"edition = "2026"
 package example;
 
 /// What a greeting is for.
-enum Occasion : uint8 {
+enum Occasion : byte {
     UNKNOWN = 0;
     BIRTHDAY = 1;
     HOLIDAY = 2;

@@ -67,7 +67,11 @@ pub fn load(
         if files.is_empty() {
             return Err(format!("no schema file matches {}", input.files.join(" ")));
         }
+        let cwd = std::env::current_dir().ok();
         files
+            .into_iter()
+            .map(|f| relative_to(cwd.as_deref(), f))
+            .collect()
     } else {
         match &config {
             Some(c) if !c.sources.is_empty() => {
@@ -122,5 +126,49 @@ impl Project {
         }
         reporter.verbose(&format!("compiling {}", self.files.join(", ")));
         compiler.compile(&self.files)
+    }
+}
+
+/// An absolute schema path inside the working directory `cwd`, made relative to it, so that
+/// diagnostics, descriptors and output files name it as `schemas/a.bop` rather than by the
+/// whole path. Anything else is returned unchanged.
+fn relative_to(cwd: Option<&Path>, file: String) -> String {
+    let path = Path::new(&file);
+    let Some(cwd) = cwd.filter(|_| path.is_absolute()) else {
+        return file;
+    };
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        _ => file,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_to;
+    use std::path::Path;
+
+    #[test]
+    fn absolute_paths_inside_the_working_directory_become_relative() {
+        let cwd = Some(Path::new("/work/proj"));
+        assert_eq!(
+            relative_to(cwd, "/work/proj/schemas/a.bop".into()),
+            "schemas/a.bop"
+        );
+        assert_eq!(
+            relative_to(cwd, "/elsewhere/a.bop".into()),
+            "/elsewhere/a.bop"
+        );
+        assert_eq!(relative_to(cwd, "schemas/a.bop".into()), "schemas/a.bop");
+        assert_eq!(
+            relative_to(None, "/work/proj/a.bop".into()),
+            "/work/proj/a.bop"
+        );
+        // The working directory itself is not a schema name.
+        assert_eq!(relative_to(cwd, "/work/proj".into()), "/work/proj");
     }
 }

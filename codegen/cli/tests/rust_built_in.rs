@@ -14,11 +14,16 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "test-plugins")]
+use std::path::PathBuf;
 
-use common::{Project, assert_status, stderr, testplugin};
+#[cfg(feature = "test-plugins")]
+use common::testplugin;
+use common::{Project, assert_status, stderr};
 
 /// The test plugin installed in the project as `bin/bebopc-gen-rust` (its `rust` mode).
+#[cfg(feature = "test-plugins")]
 fn rust_plugin(p: &Project) -> PathBuf {
     let bin = p.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -52,6 +57,7 @@ fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// Runs `bebopc build ARGS --rust_out=DIR [EXTRA...]` and returns the files written.
+#[cfg(feature = "test-plugins")]
 fn build_into(p: &Project, args: &[&str], dir: &str, extra: &[&str]) -> BTreeMap<String, Vec<u8>> {
     let out_flag = format!("--rust_out={dir}");
     let mut all: Vec<&str> = vec!["build"];
@@ -67,7 +73,9 @@ fn build_into(p: &Project, args: &[&str], dir: &str, extra: &[&str]) -> BTreeMap
 #[test]
 fn rust_out_needs_no_plugin() {
     let p = Project::new();
-    p.copy_fixture("valid/jazz.bop", "jazz.bop");
+    let Some(_) = p.copy_fixture("valid/jazz.bop", "jazz.bop") else {
+        return;
+    };
     // No bebopc-gen-rust on PATH (bebopc's own directory may hold one: the built-in does not
     // look for it).
     let empty = p.join("empty-bin");
@@ -97,9 +105,12 @@ fn rust_out_needs_no_plugin() {
 }
 
 #[test]
+#[cfg(feature = "test-plugins")]
 fn built_in_output_equals_the_plugin_output() {
     let p = Project::new();
-    p.copy_valid_fixtures(".");
+    let Some(_) = p.copy_valid_fixtures(".") else {
+        return;
+    };
     let plugin = rust_plugin(&p);
     let plugin_arg = format!("rust={}", plugin.display());
     let real = std::env::var_os("BEBOP_TEST_GEN_RUST").map(PathBuf::from);
@@ -107,7 +118,7 @@ fn built_in_output_equals_the_plugin_output() {
         (&["jazz.bop"], &[]),
         (
             &["codegen_all.bop", "-I", "."],
-            &["--rust_opt=owned=true,runtime=::bebop"],
+            &["--rust_opt=owned=true,runtime=::bebop_runtime"],
         ),
         (
             &["union.bop", "-I", "."],
@@ -167,7 +178,10 @@ fn built_in_output_equals_the_plugin_output() {
     // The options reached the generator: the cases differ where they should.
     let owned = p.read("built-in-1/codegen_all.rs");
     assert!(owned.contains("pub mod owned"), "owned=true");
-    assert!(owned.contains("::bebop::"), "runtime=::bebop");
+    assert!(
+        owned.contains("::bebop_runtime::"),
+        "runtime=::bebop_runtime"
+    );
     let vec_maps = p.read("built-in-2/union.rs");
     assert!(vec_maps.contains("pub mod owned"), "-D rust.owned=true");
     let gated = p.read("built-in-3/tree.rs");
@@ -217,6 +231,7 @@ fn generator_errors_fail_the_build_like_a_plugin_error() {
 }
 
 #[test]
+#[cfg(feature = "test-plugins")]
 fn an_explicit_plugin_path_replaces_the_built_in() {
     let p = Project::new();
     p.write("a.bop", "struct A { x: int32; }\n");
@@ -298,7 +313,9 @@ fn bebop_yml_plugin_options_reach_the_generator() {
     // bebopc passes a plugin's own `options:` as host options without a prefix; the Rust
     // generator takes its bare option names as well as `rust.`-prefixed ones.
     let p = Project::new();
-    p.copy_fixture("valid/jazz.bop", "jazz.bop");
+    let Some(_) = p.copy_fixture("valid/jazz.bop", "jazz.bop") else {
+        return;
+    };
     p.write(
         "bebop.yml",
         "sources: [jazz.bop]\nplugins:\n  rust:\n    out: gen\n    options: { owned: true, map: vec }\n",
@@ -311,4 +328,39 @@ fn bebop_yml_plugin_options_reach_the_generator() {
         code.contains("pub mod owned"),
         "owned types requested in bebop.yml"
     );
+}
+
+#[test]
+fn absolute_inputs_do_not_mirror_their_whole_path() {
+    let p = Project::new();
+    let schema = "struct Point { x: int32; y: int32; }\n";
+    p.write("schemas/inside.bop", schema);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = elsewhere.path().join("deep/dir/outside.bop");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, schema).unwrap();
+
+    // Inside the working directory: named relative to it, in diagnostics and output alike.
+    let inside = p.join("schemas/inside.bop");
+    let inside = inside.to_str().unwrap();
+    let out = p.run(&["build", inside, "--rust_out=gen", "--color", "never"]);
+    assert_status(&out, 0);
+    assert!(
+        p.join("gen/schemas/inside.rs").is_file(),
+        "{}",
+        stderr(&out)
+    );
+    let code = p.read("gen/schemas/inside.rs");
+    assert!(
+        code.contains("from `schemas/inside.bop`"),
+        "{}",
+        &code[..200]
+    );
+
+    // Outside it: the file name alone, not gen/tmp/.../deep/dir/outside.rs.
+    let outside = outside.to_str().unwrap();
+    let out = p.run(&["build", outside, "--rust_out=gen2", "--color", "never"]);
+    assert_status(&out, 0);
+    let written: Vec<String> = files_under(&p.join("gen2")).into_keys().collect();
+    assert_eq!(written, ["outside.rs"], "{}", stderr(&out));
 }

@@ -140,7 +140,7 @@ impl ScalarType {
             .unwrap_or(0)
     }
 
-    /// Size on the wire, `None` for `string`. Timestamps are 16 bytes (see SPEC.md).
+    /// Size on the wire, `None` for `string`. Timestamps are 16 bytes (docs/decisions.md D1).
     pub fn wire_size(self) -> Option<u32> {
         Some(match self {
             ScalarType::Bool | ScalarType::Byte | ScalarType::Int8 => 1,

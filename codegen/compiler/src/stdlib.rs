@@ -13,25 +13,22 @@
 pub const STANDARD_SCHEMAS: &[(&str, &str)] = &[
     (
         "bebop/decorators.bop",
-        include_str!("../../schemas/bebop/decorators.bop"),
+        include_str!("../schemas/bebop/decorators.bop"),
     ),
     (
         "bebop/empty.bop",
-        include_str!("../../schemas/bebop/empty.bop"),
+        include_str!("../schemas/bebop/empty.bop"),
     ),
-    ("bebop/any.bop", include_str!("../../schemas/bebop/any.bop")),
-    (
-        "bebop/json.bop",
-        include_str!("../../schemas/bebop/json.bop"),
-    ),
-    ("bebop/rpc.bop", include_str!("../../schemas/bebop/rpc.bop")),
+    ("bebop/any.bop", include_str!("../schemas/bebop/any.bop")),
+    ("bebop/json.bop", include_str!("../schemas/bebop/json.bop")),
+    ("bebop/rpc.bop", include_str!("../schemas/bebop/rpc.bop")),
     (
         "bebop/descriptor.bop",
-        include_str!("../../schemas/bebop/descriptor.bop"),
+        include_str!("../schemas/bebop/descriptor.bop"),
     ),
     (
         "bebop/plugin.bop",
-        include_str!("../../schemas/bebop/plugin.bop"),
+        include_str!("../schemas/bebop/plugin.bop"),
     ),
 ];
 

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failures should panic
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use bebopc::{Code, Compilation, Compiler};
@@ -20,14 +20,10 @@ fn compile(src: &str) -> Compilation {
     compile_bytes(src.as_bytes())
 }
 
-fn valid_fixtures() -> Vec<(PathBuf, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/reference-fixtures/valid");
-    assert!(
-        dir.is_dir(),
-        "conformance fixtures missing at {}",
-        dir.display()
-    );
+/// The valid reference fixtures; `None` (the test is skipped) when the conformance data is
+/// missing and `CI` is unset (see `bebop-shared-data`).
+fn valid_fixtures() -> Option<Vec<(PathBuf, String)>> {
+    let dir = bebop_shared_data::conformance_dir("reference-fixtures/valid")?;
     let mut out: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -38,7 +34,7 @@ fn valid_fixtures() -> Vec<(PathBuf, String)> {
         })
         .collect();
     out.sort();
-    out
+    Some(out)
 }
 
 const TOKENS: &[&str] = &[
@@ -143,7 +139,9 @@ proptest! {
         index in 0usize..44,
         edits in proptest::collection::vec((any::<u16>(), 0u8..3, 0..TOKENS.len()), 1..8),
     ) {
-        let fixtures = valid_fixtures();
+        let Some(fixtures) = valid_fixtures() else {
+            return Ok(());
+        };
         let (_, text) = &fixtures[index % fixtures.len()];
         let mut s = text.clone();
         for (at, op, tok) in edits {
@@ -174,7 +172,10 @@ proptest! {
 #[test]
 fn every_prefix_of_small_fixtures_and_samples_of_large_ones() {
     let mut checked = 0;
-    for (path, text) in valid_fixtures() {
+    let Some(fixtures) = valid_fixtures() else {
+        return;
+    };
+    for (path, text) in fixtures {
         let len = text.len();
         let step = if len <= 3000 { 1 } else { len / 300 };
         let mut cut = 0;

@@ -630,8 +630,8 @@ fn invalid_utf8_is_rejected() {
     );
 }
 
-/// Invalid UTF-8 inside a comment (line or block, doc or not) is an error too (SPEC.md
-/// section 2), at the comment's line.
+/// Invalid UTF-8 inside a comment (line or block, doc or not) is an error too
+/// (docs/decisions.md D22), at the comment's line.
 #[test]
 fn invalid_utf8_in_comments_is_rejected() {
     for text in [

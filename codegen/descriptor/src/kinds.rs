@@ -2,7 +2,7 @@
 //!
 //! The enums themselves (members, `TryFrom`/`From` for the base integer, the wire impls) are
 //! generated. None of them is `@forward_compatible`, so decoding an undeclared value is an
-//! [`ErrorKind::InvalidEnumValue`](bebop::ErrorKind::InvalidEnumValue) error at the value's
+//! [`ErrorKind::InvalidEnumValue`](bebop_runtime::ErrorKind::InvalidEnumValue) error at the value's
 //! offset. `DecoratorTarget` is a generated `@flags` type that declares all eight bits, so
 //! every byte is a valid value of it.
 
@@ -82,17 +82,17 @@ impl TypeKind {
 mod tests {
     use super::*;
     use crate::DecoratorTarget;
-    use bebop::{Decode, ErrorKind};
+    use bebop_runtime::{Decode, ErrorKind};
 
     #[test]
     fn enums_round_trip_every_member() {
         for &k in TypeKind::ALL {
-            let bytes = bebop::encode_to_vec(&k).unwrap();
+            let bytes = bebop_runtime::encode_to_vec(&k).unwrap();
             assert_eq!(bytes, [k.to_raw()]);
             assert_eq!(TypeKind::from_bytes(&bytes), Ok(k));
         }
         for &e in Edition::ALL {
-            let bytes = bebop::encode_to_vec(&e).unwrap();
+            let bytes = bebop_runtime::encode_to_vec(&e).unwrap();
             assert_eq!(bytes, e.to_raw().to_le_bytes());
             assert_eq!(Edition::from_bytes(&bytes), Ok(e));
         }

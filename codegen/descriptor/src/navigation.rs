@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use bebop::{Decode, Error};
+use bebop_runtime::{Decode, Error};
 
 use crate::{
     CodeGeneratorRequest, CodeGeneratorResponse, ConstDef, DecoratorDef, DefinitionDescriptor,
@@ -230,14 +230,14 @@ impl SchemaDescriptor {
 
 impl DescriptorSet {
     /// Decodes a DescriptorSet (the whole input must be one message) under the default
-    /// [`bebop::Limits`].
+    /// [`bebop_runtime::Limits`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         <Self as Decode<'_>>::from_bytes(bytes)
     }
 
     /// Encodes into a new vector.
     pub fn to_vec(&self) -> Result<Vec<u8>, Error> {
-        bebop::encode_to_vec(self)
+        bebop_runtime::encode_to_vec(self)
     }
 
     /// The schemas (empty when the field is absent).
@@ -263,14 +263,14 @@ impl DescriptorSet {
 
 impl CodeGeneratorRequest {
     /// Decodes a request (the whole input must be one message) under the default
-    /// [`bebop::Limits`].
+    /// [`bebop_runtime::Limits`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         <Self as Decode<'_>>::from_bytes(bytes)
     }
 
     /// Encodes into a new vector.
     pub fn to_vec(&self) -> Result<Vec<u8>, Error> {
-        bebop::encode_to_vec(self)
+        bebop_runtime::encode_to_vec(self)
     }
 
     /// The schemas (empty when the field is absent).
@@ -314,14 +314,14 @@ impl CodeGeneratorRequest {
 
 impl CodeGeneratorResponse {
     /// Decodes a response (the whole input must be one message) under the default
-    /// [`bebop::Limits`].
+    /// [`bebop_runtime::Limits`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         <Self as Decode<'_>>::from_bytes(bytes)
     }
 
     /// Encodes into a new vector.
     pub fn to_vec(&self) -> Result<Vec<u8>, Error> {
-        bebop::encode_to_vec(self)
+        bebop_runtime::encode_to_vec(self)
     }
 }
 

@@ -43,7 +43,7 @@ impl PartialOrd for Version {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bebop::Decode;
+    use bebop_runtime::Decode;
 
     #[test]
     fn versions_order_field_by_field() {
@@ -70,7 +70,7 @@ mod tests {
             patch: 3,
             suffix: "rc".into(),
         };
-        let bytes = bebop::encode_to_vec(&v).unwrap();
+        let bytes = bebop_runtime::encode_to_vec(&v).unwrap();
         assert_eq!(
             bytes,
             [

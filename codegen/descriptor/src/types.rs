@@ -5,7 +5,7 @@ use crate::{LiteralKind, LiteralValue, TypeDescriptor, TypeKind};
 /// Builders for the common shapes of a type reference. The recursive fields are boxed.
 ///
 /// ```
-/// use bebop::Decode;
+/// use bebop_runtime::Decode;
 /// use bebop_descriptor::{TypeDescriptor, TypeKind};
 ///
 /// // map[string, int32[]]
@@ -13,9 +13,9 @@ use crate::{LiteralKind, LiteralValue, TypeDescriptor, TypeKind};
 ///     TypeDescriptor::scalar(TypeKind::String),
 ///     TypeDescriptor::array(TypeDescriptor::scalar(TypeKind::Int32)),
 /// );
-/// let bytes = bebop::encode_to_vec(&t)?;
+/// let bytes = bebop_runtime::encode_to_vec(&t)?;
 /// assert_eq!(TypeDescriptor::from_bytes(&bytes)?, t);
-/// # Ok::<(), bebop::Error>(())
+/// # Ok::<(), bebop_runtime::Error>(())
 /// ```
 impl TypeDescriptor {
     /// A type of the given kind and nothing else (for scalars and `string`).
@@ -80,15 +80,18 @@ impl LiteralValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bebop::{Decode, Duration, Encode, ErrorKind, Timestamp, Uuid};
+    use bebop_runtime::{Decode, Duration, Encode, ErrorKind, Timestamp, Uuid};
 
     #[test]
     fn scalar_type_bytes() {
         // kind(1) = INT32, end.
         let t = TypeDescriptor::scalar(TypeKind::Int32);
-        assert_eq!(bebop::encode_to_vec(&t).unwrap(), [3, 0, 0, 0, 1, 6, 0]);
         assert_eq!(
-            bebop::encode_to_vec(&TypeDescriptor::default()).unwrap(),
+            bebop_runtime::encode_to_vec(&t).unwrap(),
+            [3, 0, 0, 0, 1, 6, 0]
+        );
+        assert_eq!(
+            bebop_runtime::encode_to_vec(&TypeDescriptor::default()).unwrap(),
             [1, 0, 0, 0, 0]
         );
     }
@@ -99,7 +102,7 @@ mod tests {
             fixed_array_size: Some(0),
             ..Default::default()
         };
-        let bytes = bebop::encode_to_vec(&with_zero).unwrap();
+        let bytes = bebop_runtime::encode_to_vec(&with_zero).unwrap();
         assert_eq!(bytes, [6, 0, 0, 0, 4, 0, 0, 0, 0, 0]);
         let back = TypeDescriptor::from_bytes(&bytes).unwrap();
         assert_eq!(back.fixed_array_size, Some(0));
@@ -150,7 +153,7 @@ mod tests {
             timestamp_value: Some(Timestamp::new(1, 2, 3).unwrap()),
             duration_value: Some(Duration::new(-4, -5).unwrap()),
         };
-        let bytes = bebop::encode_to_vec(&v).unwrap();
+        let bytes = bebop_runtime::encode_to_vec(&v).unwrap();
         assert_eq!(bytes.len(), v.encoded_size());
         assert_eq!(LiteralValue::from_bytes(&bytes).unwrap(), v);
     }

@@ -1,5 +1,5 @@
 //! The bootstrap checks: `src/generated.rs` is exactly what `bebop-codegen-rust` generates from
-//! the project's own `codegen/schemas/bebop/descriptor.bop` and `plugin.bop`, and
+//! the project's own `codegen/compiler/schemas/bebop/descriptor.bop` and `plugin.bop`, and
 //! `core/src/rpc/generated.rs` (the RPC protocol types of `bebop-core`) exactly what it
 //! generates from `rpc.bop` and `empty.bop`, all compiled by `bebopc`.
 //!
@@ -16,8 +16,8 @@
 
 use std::path::{Path, PathBuf};
 
-use bebop::Decode;
 use bebop_codegen_rust::{Generator, OwnedMap};
+use bebop_runtime::Decode;
 
 /// The schema files, as `(import path, file on disk)`. `descriptor.bop` imports
 /// `bebop/decorators.bop`; it is read from the same directory so that the compiler's built-in
@@ -33,7 +33,7 @@ const SCHEMAS: &[&str] = &[
 const ROOTS: &[&str] = &["bebop/descriptor.bop", "bebop/plugin.bop"];
 
 fn schema_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../compiler/schemas")
 }
 
 fn generated_path() -> PathBuf {
@@ -64,7 +64,7 @@ fn compile() -> bebop_descriptor::DescriptorSet {
             "bebop/plugin.bop",
             "bebop/decorators.bop"
         ],
-        "every schema is read from codegen/schemas, none from the compiler's built-in copies"
+        "every schema is read from codegen/compiler/schemas, none from the compiler's built-in copies"
     );
     set
 }
@@ -92,13 +92,13 @@ fn compile_files(schemas: &[&str], roots: &[&str]) -> bebop_descriptor::Descript
         .expect("a model without errors lowers to a descriptor")
 }
 
-/// The generator options of `src/generated.rs`: the `bebop` runtime (std), owned types
+/// The generator options of `src/generated.rs`: the `bebop-runtime` crate (std), owned types
 /// (what the crate exports) with maps as `Vec<(K, V)>` in wire order (byte-exact round
 /// trips), and no rustfmt, so the output depends only on the locked prettyplease version and
 /// not on the toolchain's rustfmt.
 fn generator() -> Generator {
     Generator::new()
-        .runtime_path("::bebop")
+        .runtime_path("::bebop_runtime")
         .owned_types(true)
         .owned_map(OwnedMap::Vec)
         .rustfmt(false)
@@ -195,7 +195,10 @@ fn the_descriptor_schema_round_trips_through_its_own_types() {
     let owned = bebop_descriptor::DescriptorSet::from_bytes(&bytes).expect("decode owned");
     assert_eq!(owned.to_vec().expect("re-encode"), bytes);
     let view = bebop_descriptor::views::DescriptorSet::from_bytes(&bytes).expect("decode view");
-    assert_eq!(bebop::encode_to_vec(&view).expect("encode view"), bytes);
+    assert_eq!(
+        bebop_runtime::encode_to_vec(&view).expect("encode view"),
+        bytes
+    );
     assert_eq!(view.to_owned_value().expect("to owned"), owned);
 
     // The schema describes the types that decoded it.

@@ -1,10 +1,10 @@
 //! Property tests: arbitrary `TypeDescriptor`s and `LiteralValue`s survive an encode/decode
 //! round trip, and their computed sizes match what is written.
 
-use bebop::{Decode, Duration, Encode, Timestamp, Uuid};
 use bebop_descriptor::{
     DecoratorArg, DecoratorUsage, LiteralKind, LiteralValue, TypeDescriptor, TypeKind,
 };
+use bebop_runtime::{Decode, Duration, Encode, Timestamp, Uuid};
 use proptest::prelude::*;
 
 fn type_kind() -> impl Strategy<Value = TypeKind> {
@@ -111,10 +111,10 @@ fn literal_value() -> impl Strategy<Value = LiteralValue> {
 
 /// Encodes, checks the size, decodes, and returns the decoded value with the bytes.
 fn round_trip<T: for<'a> Decode<'a> + Encode>(v: &T) -> (T, Vec<u8>) {
-    let bytes = bebop::encode_to_vec(v).expect("encode");
+    let bytes = bebop_runtime::encode_to_vec(v).expect("encode");
     assert_eq!(bytes.len(), v.encoded_size());
     // The counting sink checks every message's promised size against what it writes.
-    let mut counter = bebop::SizeCounter::default();
+    let mut counter = bebop_runtime::SizeCounter::default();
     v.encode(&mut counter).expect("sizes agree");
     assert_eq!(counter.count, bytes.len());
     let back = T::from_bytes(&bytes).expect("decode");
@@ -139,7 +139,7 @@ proptest! {
             LiteralValue { float_value: None, ..back.clone() },
             LiteralValue { float_value: None, ..v.clone() }
         );
-        prop_assert_eq!(bebop::encode_to_vec(&back).expect("encode"), bytes);
+        prop_assert_eq!(bebop_runtime::encode_to_vec(&back).expect("encode"), bytes);
     }
 
     #[test]
@@ -156,6 +156,6 @@ proptest! {
         let (back, bytes) = round_trip(&usage);
         let keys = |u: &DecoratorUsage| u.export_data.as_ref().map(|e| e.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
         prop_assert_eq!(keys(&back), keys(&usage));
-        prop_assert_eq!(bebop::encode_to_vec(&back).expect("encode"), bytes);
+        prop_assert_eq!(bebop_runtime::encode_to_vec(&back).expect("encode"), bytes);
     }
 }

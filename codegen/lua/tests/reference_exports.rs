@@ -96,7 +96,9 @@ fn reference_usages(set: &DescriptorSet) -> BTreeMap<String, Vec<Entry>> {
 
 #[test]
 fn export_data_matches_the_reference_descriptors() {
-    let root = support::conformance();
+    let Some(root) = support::conformance() else {
+        return;
+    };
     let valid = root.join("reference-fixtures/valid");
     let descriptors = root.join("reference-descriptors");
     let mut names: Vec<String> = fs::read_dir(&valid)
@@ -206,7 +208,9 @@ fn the_build_script_uses_the_documented_seed() {
 
 #[test]
 fn should_fail_fixtures_still_fail() {
-    let root = support::conformance();
+    let Some(root) = support::conformance() else {
+        return;
+    };
     let dir = root.join("reference-fixtures/should_fail");
     let valid = root.join("reference-fixtures/valid");
     let mut count = 0;

@@ -79,7 +79,7 @@ pub enum PluginError {
         /// How many bytes it wrote.
         len: usize,
         /// The decode error (kind and byte offset).
-        source: bebop::Error,
+        source: bebop_runtime::Error,
     },
     /// The plugin set the response's `error` field: it could not generate code for these
     /// schemas.

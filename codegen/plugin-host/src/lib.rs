@@ -1,6 +1,6 @@
 //! # bebop-plugin-host
 //!
-//! Runs Bebop code generator plugins the way `docs/PLUGINS.md` describes: a plugin `NAME` is
+//! Runs Bebop code generator plugins the way `docs/plugins.md` describes: a plugin `NAME` is
 //! an executable `bebopc-gen-NAME` that reads an encoded
 //! [`CodeGeneratorRequest`](bebop_descriptor::CodeGeneratorRequest) from stdin and writes an
 //! encoded [`CodeGeneratorResponse`](bebop_descriptor::CodeGeneratorResponse) to stdout.

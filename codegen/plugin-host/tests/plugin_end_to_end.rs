@@ -1,11 +1,18 @@
 //! End to end: the test plugin `bebopc-gen-echo` (built from `src/bin/`) is installed under
-//! several names in a temporary directory, found, run with real reference requests, and its
-//! output written; every error path is exercised.
+//! several names in a temporary directory, found, run with real reference requests (skipped
+//! without the conformance data; see `bebop-shared-data`) or a small request built here, and
+//! its output written; every error path is exercised. The plugin is built with the
+//! `test-plugins` feature (`cargo test -p bebop-plugin-host --features test-plugins`; CI tests
+//! with `--all-features`).
+#![cfg(feature = "test-plugins")]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bebop_descriptor::{CodeGeneratorRequest, DiagnosticSeverity};
+use bebop_descriptor::{
+    CodeGeneratorRequest, DefinitionDescriptor, DefinitionKind, DiagnosticSeverity, Edition,
+    FieldDescriptor, SchemaDescriptor, StructDef, TypeDescriptor, TypeKind,
+};
 use bebop_plugin_host::{
     OutputTree, Plugin, PluginError, PluginLocator, RunOptions, executable_name, run_plugin,
     write_generated_files,
@@ -41,16 +48,45 @@ impl Plugins {
     }
 }
 
-fn reference_request(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/reference-descriptors")
+/// The reference compiler's request for fixture `name`; `None` (the test is skipped) when the
+/// conformance data is missing and `CI` is unset (see `bebop-shared-data`).
+fn reference_request(name: &str) -> Option<Vec<u8>> {
+    let path = bebop_shared_data::conformance_dir("reference-descriptors")?
         .join(format!("{name}.request.bin"));
-    std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "conformance data missing: {} ({e}); see common.md",
-            path.display()
-        )
-    })
+    Some(std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// A small valid request (one schema with one struct), for the plugin modes that only decode
+/// the request: built here, so those tests need no conformance data.
+fn small_request() -> Vec<u8> {
+    let schema = SchemaDescriptor {
+        path: Some("point.bop".into()),
+        edition: Some(Edition::Edition2026),
+        definitions: Some(vec![DefinitionDescriptor {
+            kind: Some(DefinitionKind::Struct),
+            name: Some("Point".into()),
+            fqn: Some("Point".into()),
+            struct_def: Some(StructDef {
+                fields: Some(vec![FieldDescriptor {
+                    name: Some("x".into()),
+                    r#type: Some(TypeDescriptor::scalar(TypeKind::Int32)),
+                    index: Some(0),
+                    ..Default::default()
+                }]),
+                is_mutable: Some(false),
+                fixed_size: Some(4),
+            }),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    };
+    CodeGeneratorRequest {
+        files_to_generate: Some(vec!["point.bop".into()]),
+        schemas: Some(vec![schema]),
+        ..Default::default()
+    }
+    .to_vec()
+    .expect("encode the request")
 }
 
 fn read(dir: &Path, name: &str) -> String {
@@ -59,11 +95,13 @@ fn read(dir: &Path, name: &str) -> String {
 
 #[test]
 fn echo_plugin_round_trip_with_a_reference_request() {
+    let Some(request) = reference_request("union") else {
+        return;
+    };
     let plugins = Plugins::install(&["echo", "insert"]);
-    let request = reference_request("union");
     let output = plugins
         .plugin("echo")
-        .run_with_bytes(request, &RunOptions::default())
+        .run_with_bytes(request.clone(), &RunOptions::default())
         .expect("echo runs");
 
     assert_eq!(output.diagnostics.len(), 1);
@@ -106,7 +144,7 @@ fn echo_plugin_round_trip_with_a_reference_request() {
     // A second plugin inserts into the file already on disk.
     let second = plugins
         .plugin("insert")
-        .run_with_bytes(reference_request("union"), &RunOptions::default())
+        .run_with_bytes(request, &RunOptions::default())
         .expect("insert runs");
     write_generated_files(&root, "insert", &second.files).expect("insert into disk file");
     let summary = read(&root, "summary.txt");
@@ -118,9 +156,11 @@ fn echo_plugin_round_trip_with_a_reference_request() {
 
 #[test]
 fn plugins_of_one_run_share_an_output_tree() {
+    let Some(request) = reference_request("codegen_all") else {
+        return;
+    };
     let plugins = Plugins::install(&["echo", "insert"]);
-    let request =
-        CodeGeneratorRequest::from_bytes(&reference_request("codegen_all")).expect("request");
+    let request = CodeGeneratorRequest::from_bytes(&request).expect("request");
     let out = tempfile::tempdir().expect("tempdir");
     let mut tree = OutputTree::new(out.path());
     for name in ["echo", "insert"] {
@@ -202,7 +242,7 @@ fn a_plugin_that_cannot_start_is_a_spawn_error() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     let err = Plugin::new("broken", &path)
-        .run_with_bytes(reference_request("empty"), &RunOptions::default())
+        .run_with_bytes(small_request(), &RunOptions::default())
         .expect_err("cannot start");
     assert!(matches!(err, PluginError::Spawn { .. }), "{err}");
     assert!(err.to_string().contains("failed to start"), "{err}");
@@ -217,7 +257,7 @@ fn a_crashing_plugin_reports_its_status_and_the_end_of_its_stderr() {
     };
     let err = plugins
         .plugin("crash")
-        .run_with_bytes(reference_request("struct"), &options)
+        .run_with_bytes(small_request(), &options)
         .expect_err("crashes");
     let PluginError::Exited { status, stderr, .. } = &err else {
         panic!("expected Exited, got {err}")
@@ -245,7 +285,7 @@ fn garbage_and_empty_output_are_undecodable() {
     for mode in ["garbage", "empty"] {
         let err = plugins
             .plugin(mode)
-            .run_with_bytes(reference_request("struct"), &RunOptions::default())
+            .run_with_bytes(small_request(), &RunOptions::default())
             .expect_err("undecodable");
         assert!(
             matches!(err, PluginError::Undecodable { .. }),
@@ -263,7 +303,7 @@ fn the_error_field_fails_the_run_with_its_diagnostics() {
     let plugins = Plugins::install(&["error"]);
     let err = plugins
         .plugin("error")
-        .run_with_bytes(reference_request("struct"), &RunOptions::default())
+        .run_with_bytes(small_request(), &RunOptions::default())
         .expect_err("reported");
     let PluginError::Reported {
         message,
@@ -292,7 +332,7 @@ fn escaping_file_names_are_rejected_and_nothing_is_written() {
     ] {
         let output = plugins
             .plugin(mode)
-            .run_with_bytes(reference_request("struct"), &RunOptions::default())
+            .run_with_bytes(small_request(), &RunOptions::default())
             .expect("the plugin itself succeeds");
         let err = write_generated_files(&root, mode, &output.files).expect_err("bad name");
         let PluginError::BadFileName { name, .. } = &err else {
@@ -310,7 +350,7 @@ fn an_insertion_at_an_unknown_point_fails() {
     let plugins = Plugins::install(&["missing-point"]);
     let output = plugins
         .plugin("missing-point")
-        .run_with_bytes(reference_request("struct"), &RunOptions::default())
+        .run_with_bytes(small_request(), &RunOptions::default())
         .expect("runs");
     let out = tempfile::tempdir().expect("tempdir");
     let err =
@@ -332,7 +372,7 @@ fn a_flooding_plugin_is_cut_off() {
     };
     let err = plugins
         .plugin("flood")
-        .run_with_bytes(reference_request("struct"), &options)
+        .run_with_bytes(small_request(), &options)
         .expect_err("too large");
     assert!(
         matches!(err, PluginError::ResponseTooLarge { limit, .. } if limit == 1 << 20),
@@ -351,7 +391,7 @@ fn run_until_timeout(mode: &str, ms: u64) -> PluginError {
     let started = Instant::now();
     let err = plugins
         .plugin(mode)
-        .run_with_bytes(reference_request("struct"), &options)
+        .run_with_bytes(small_request(), &options)
         .expect_err("times out");
     assert!(matches!(err, PluginError::TimedOut { .. }), "{err}");
     assert!(
@@ -376,8 +416,7 @@ fn a_hanging_plugin_times_out() {
 #[test]
 fn large_requests_and_responses_do_not_deadlock() {
     let plugins = Plugins::install(&["bigwrite"]);
-    let mut request =
-        CodeGeneratorRequest::from_bytes(&reference_request("struct")).expect("request");
+    let mut request = CodeGeneratorRequest::from_bytes(&small_request()).expect("request");
     request.parameter = Some("p".repeat(4 << 20));
     let options = RunOptions {
         timeout: Some(Duration::from_secs(60)),

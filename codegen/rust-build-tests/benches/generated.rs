@@ -1,5 +1,5 @@
 //! Generated code against hand-written core paths, on four of the paper's workloads
-//! (`../shared/bench/benchmark.bop`, SPEC.md §6):
+//! (`benches/workloads/schemas/workloads.bop`, `docs/decisions.md` D30):
 //!
 //! | workload | schema type | data |
 //! |---|---|---|
@@ -10,7 +10,7 @@
 //!
 //! For each, the view type `bebop-build` generated (module [`benchmark`]) and a hand-written
 //! implementation of the same schema type on the `bebop-core` primitives
-//! ([`bebop::Reader`], [`bebop::Sink`], [`bebop::Array`]):
+//! ([`bebop_runtime::Reader`], [`bebop_runtime::Sink`], [`bebop_runtime::Array`]):
 //! `bebop_conformance::{Person, TreeNode, Embedding}`, whose schemas are exactly the
 //! benchmark's, and [`hand::Order`] below. `TreeDeep` has a third side,
 //! `hand_skip`: [`hand::TreeNode`], the conformance crate's node plus a `Decode::skip` that
@@ -34,13 +34,13 @@
 
 use std::hint::black_box;
 
-use bebop::{Array, Decode, Encode, EncodeExt, Uuid, bf16};
+use bebop_runtime::{Array, Decode, Encode, EncodeExt, Uuid, bf16};
 use bebop_rust_build_tests::benchmark;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 
 /// Hand-written implementations of benchmark types that `bebop-conformance` does not have.
 mod hand {
-    use bebop::{Array, Decode, Encode, Error, Reader, Sink, WireSize, field_size};
+    use bebop_runtime::{Array, Decode, Encode, Error, Reader, Sink, WireSize, field_size};
 
     /// ```bebop
     /// struct Order {

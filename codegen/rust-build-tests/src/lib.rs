@@ -1,12 +1,16 @@
 //! Code generated at build time by `bebop-build` (see `build.rs`), compiled and tested:
 //!
-//! - [`benchmark`]: `../shared/bench/benchmark.bop`, the paper's workloads;
-//! - [`fixtures`]: every valid reference fixture, one module each;
+//! - [`benchmark`]: `benches/workloads/schemas/workloads.bop`, the paper's workloads;
 //! - [`standard`]: the standard schemas built into the compiler (`bebop/descriptor.bop`,
 //!   `bebop/plugin.bop`, `bebop/rpc.bop`, `bebop/decorators.bop`, `bebop/empty.bop`,
 //!   `bebop/any.bop`, `bebop/json.bop`), one module each (holding package `bebop`), with
 //!   `Vec<(K, V)>` owned maps;
-//! - [`spec`]: `schemas/spec.bop`, the types of the SPEC.md §3 golden vectors.
+//! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of `docs/wire-format.md`.
+//!
+//! The reference fixtures are not compiled here a second time: `bebop-build`'s output for
+//! every one of them must equal the golden file `codegen/rust/tests/expected/NAME.rs` (test
+//! `every_valid_fixture_generates_its_golden_file` of `bebop-build`, in
+//! `codegen/build/tests/fixtures.rs`), which `bebop-rust-fixtures` compiles and tests.
 //!
 //! The views need `core` alone; the owned types (module `owned` of each) are behind the
 //! feature `owned` (on by default). Without it the crate is `no_std` without `alloc`, which
@@ -28,14 +32,9 @@
 //! ```
 #![no_std]
 
-/// Generated from `../shared/bench/benchmark.bop`.
+/// Generated from `benches/workloads/schemas/workloads.bop`.
 pub mod benchmark {
     include!(concat!(env!("OUT_DIR"), "/benchmark.rs"));
-}
-
-/// Generated from the reference fixtures, one module per `valid/NAME.bop`.
-pub mod fixtures {
-    include!(concat!(env!("OUT_DIR"), "/fixtures.rs"));
 }
 
 /// Generated from the standard schemas, one module per `bebop/NAME.bop`.

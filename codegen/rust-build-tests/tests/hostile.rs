@@ -1,5 +1,5 @@
-//! Hostile input into every type generated from `../shared/bench/benchmark.bop`: random
-//! bytes, valid encodings with bytes flipped, inserted or removed, and truncated encodings
+//! Hostile input into every type generated from `benches/workloads/schemas/workloads.bop`:
+//! random bytes, valid encodings with bytes flipped, inserted or removed, and truncated encodings
 //! never make `from_bytes` panic, for the view and for the owned type. Moreover the two
 //! decoders agree (both accept or both reject, with the same error), and whatever is
 //! accepted can be read in full (`to_owned_value`), re-encodes, and decodes again to the
@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use bebop::{Decode, ErrorKind, Limits};
+use bebop_runtime::{Decode, ErrorKind, Limits};
 use bebop_rust_build_tests::benchmark::{self as bm, owned};
 use proptest::prelude::*;
 
@@ -24,7 +24,7 @@ macro_rules! hostile {
                 if owned == owned {
                     assert_eq!(owned, direct, "view and owned decoders disagree");
                 }
-                let again = bebop::encode_to_vec(&view).unwrap();
+                let again = bebop_runtime::encode_to_vec(&view).unwrap();
                 let reread = <$owned>::from_bytes(&again).unwrap();
                 if owned == owned {
                     assert_eq!(reread, owned, "re-encoded view decodes differently");
@@ -51,7 +51,7 @@ macro_rules! hostile_plain {
         let bytes: &[u8] = $bytes;
         match <$ty>::from_bytes(bytes) {
             Ok(v) => {
-                let again = bebop::encode_to_vec(&v).unwrap();
+                let again = bebop_runtime::encode_to_vec(&v).unwrap();
                 let reread = <$ty>::from_bytes(&again).unwrap();
                 if v == v {
                     assert_eq!(reread, v, "re-encoded value decodes differently");
@@ -190,14 +190,14 @@ fn seeds() -> Vec<Vec<u8>> {
         .encode_to_vec()
         .unwrap(),
         owned::InferenceResponse {
-            request_id: bebop::Uuid::NIL,
+            request_id: bebop_runtime::Uuid::NIL,
             embeddings: vec![owned::EmbeddingBF16 {
-                id: bebop::Uuid::NIL,
-                vector: vec![bebop::bf16::ONE; 3],
+                id: bebop_runtime::Uuid::NIL,
+                vector: vec![bebop_runtime::bf16::ONE; 3],
             }],
             timing: bm::InferenceTiming {
-                queue_time: bebop::Duration::from_millis(2),
-                inference_time: bebop::Duration::from_millis(-3),
+                queue_time: bebop_runtime::Duration::from_millis(2),
+                inference_time: bebop_runtime::Duration::from_millis(-3),
                 tokens_per_second: 1.0,
             },
         }

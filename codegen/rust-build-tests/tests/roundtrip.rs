@@ -1,5 +1,5 @@
-//! Property tests of the types generated from `../shared/bench/benchmark.bop`: for random
-//! owned values of every struct, message and union of the schema,
+//! Property tests of the types generated from `benches/workloads/schemas/workloads.bop`: for
+//! random owned values of every struct, message and union of the schema,
 //!
 //! - `encoded_size` is the length `encode_to_vec` writes;
 //! - the bytes decode to a view whose `to_owned_value` equals the original, and to an equal
@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use bebop::{Decode, Duration, Encode, EncodeExt, Uuid, bf16};
+use bebop_runtime::{Decode, Duration, Encode, EncodeExt, Uuid, bf16};
 use bebop_rust_build_tests::benchmark::{self as bm, owned};
 use proptest::prelude::*;
 
@@ -316,7 +316,7 @@ macro_rules! plain_round_trip {
         let value: $ty = $value;
         let bytes = value.encode_to_vec().unwrap();
         prop_assert_eq!(value.encoded_size(), bytes.len());
-        prop_assert_eq!(<$ty as bebop::FixedSize>::SIZE, bytes.len());
+        prop_assert_eq!(<$ty as bebop_runtime::FixedSize>::SIZE, bytes.len());
         let back = <$ty>::from_bytes(&bytes).unwrap();
         prop_assert_eq!(back.encode_to_vec().unwrap(), bytes);
         if value == value {

@@ -1,10 +1,10 @@
-//! Every golden vector of SPEC.md §3 through the types `bebop-build` generated from
-//! `schemas/spec.bop`: views and owned forms encode to exactly the listed bytes and decode
-//! from them to the same values.
+//! Every golden vector of `docs/wire-format.md` ("Golden vectors") through the types
+//! `bebop-build` generated from `schemas/spec.bop`: views and owned forms encode to exactly
+//! the listed bytes and decode from them to the same values.
 
 #![allow(clippy::unwrap_used)]
 
-use bebop::{Array, Decode, Encode, EncodeExt, FixedArray, Map, Uuid, bf16};
+use bebop_runtime::{Array, Decode, Encode, EncodeExt, FixedArray, Map, Uuid, bf16};
 use bebop_rust_build_tests::spec::{self, owned, shape};
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -122,7 +122,7 @@ fn point() {
     let o: owned::Point = p;
     assert_eq!(o.encode_to_vec().unwrap(), bytes);
     assert_eq!(spec::Point::ENCODED_SIZE, 8);
-    assert_eq!(<spec::Point as bebop::FixedSize>::SIZE, 8);
+    assert_eq!(<spec::Point as bebop_runtime::FixedSize>::SIZE, 8);
     const { assert!(<spec::Point as Decode<'static>>::ALWAYS_VALID) };
 }
 
@@ -170,7 +170,7 @@ fn shape() {
     assert_eq!(o.encode_to_vec().unwrap(), unhex(hex));
     // An undeclared discriminator is an error (Shape is not @forward_compatible).
     let err = spec::Shape::from_bytes(&unhex("05000000 03 0000a040")).unwrap_err();
-    assert_eq!(err.kind(), bebop::ErrorKind::InvalidDiscriminator);
+    assert_eq!(err.kind(), bebop_runtime::ErrorKind::InvalidDiscriminator);
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn uuid_and_bfloat16_array() {
     assert_eq!(o.as_view().encode_to_vec().unwrap(), unhex(hex));
 }
 
-/// A message whose declared length ends before its end marker ends there (SPEC.md section 2),
+/// A message whose declared length ends before its end marker ends there (docs/decisions.md D15),
 /// length 0 included, for generated views and owned types alike; a field cut off by the
 /// length is still an error.
 #[test]
@@ -249,5 +249,5 @@ fn messages_without_an_end_marker_end_at_their_length() {
         spec::UserRequest::default()
     );
     let err = spec::UserRequest::from_bytes(&unhex("03000000 01 2a00")).unwrap_err();
-    assert_eq!(err.kind(), bebop::ErrorKind::UnexpectedEnd);
+    assert_eq!(err.kind(), bebop_runtime::ErrorKind::UnexpectedEnd);
 }

@@ -9,9 +9,10 @@
 //!
 //! The tests (`tests/`) round-trip every generated type with random canonical encodings
 //! (`roundtrip.rs`, cases listed by `build.rs` from the generator's own type list), check the
-//! SPEC.md golden vectors and the hand-written types of `tests/src/lib.rs`
+//! golden vectors of `docs/wire-format.md` and the hand-written types of `tests/src/lib.rs`
 //! (`spec_vectors.rs`), the decoding rules (`behaviour.rs`), and other generator options
-//! (`variants.rs`). They need `alloc` (the default).
+//! (`variants.rs`), and serde derives, type and field attributes and extern paths through
+//! JSON round trips (`serde_attrs.rs`). They need `alloc` (the default).
 //!
 //! ## Bare metal, no allocator
 //!

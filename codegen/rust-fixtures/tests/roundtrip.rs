@@ -10,7 +10,7 @@
 
 mod support;
 
-use bebop::{Decode, Encode, EncodeExt, SizeCounter};
+use bebop_runtime::{Decode, Encode, EncodeExt, SizeCounter};
 
 fn check_encoding<T: Encode>(value: &T, bytes: &[u8], what: &str) -> Result<(), String> {
     let size = value.encoded_size();

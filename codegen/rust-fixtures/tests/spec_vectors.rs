@@ -1,9 +1,9 @@
-//! The SPEC.md §3 golden vectors through generated types, and the generated types against
-//! the hand-written ones of `tests/src/lib.rs` (`bebop-conformance`): same values, same
-//! bytes.
+//! The golden vectors of `docs/wire-format.md` through generated types, and the generated
+//! types against the hand-written ones of `tests/src/lib.rs` (`bebop-conformance`): same
+//! values, same bytes.
 //!
-//! No reference fixture defines `UserRequest` or `Shape` exactly as SPEC.md does; the
-//! synthetic `spec.bop` (`extra::spec`, descriptors built in
+//! No reference fixture defines `UserRequest` or `Shape` exactly as `docs/wire-format.md`
+//! does; the synthetic `spec.bop` (`extra::spec`, descriptors built in
 //! `codegen/rust/tests/common/synthetic.rs`) defines every hand-written type with the same
 //! schema, and the reference fixtures are used where they match (`base.Point`,
 //! `reflection.Point`, `ArrayOfStrings`, `TestInt32Array`, nested arrays).
@@ -11,8 +11,8 @@
 
 mod support;
 
-use bebop::{Array, Decode, Encode, EncodeExt, FixedArray, Map, Uuid, bf16};
 use bebop_conformance as hand;
+use bebop_runtime::{Array, Decode, Encode, EncodeExt, FixedArray, Map, Uuid, bf16};
 use bebop_rust_fixtures as fx;
 use fx::extra::spec as generated;
 
@@ -57,7 +57,7 @@ fn point() {
         &bytes,
     );
     assert_eq!(generated::Point::ENCODED_SIZE, 8);
-    assert_eq!(<generated::Point as bebop::FixedSize>::SIZE, 8);
+    assert_eq!(<generated::Point as bebop_runtime::FixedSize>::SIZE, 8);
     const { assert!(<generated::Point as Decode<'static>>::ALWAYS_VALID) };
 }
 
@@ -298,11 +298,11 @@ fn built_values_encode_like_hand_written() {
     let tail = generated::Chain::from_bytes(&bytes).unwrap();
     let mid = generated::Chain {
         value: Some(2),
-        next: Some(bebop::Lazy::from_ref(&tail)),
+        next: Some(bebop_runtime::Lazy::from_ref(&tail)),
     };
     let head = generated::Chain {
         value: Some(3),
-        next: Some(bebop::Lazy::from_ref(&mid)),
+        next: Some(bebop_runtime::Lazy::from_ref(&mid)),
     };
     let bytes = head.encode_to_vec().unwrap();
     assert_eq!(hand::Chain::from_bytes(&bytes).unwrap().link_count(), Ok(3));

@@ -20,7 +20,7 @@ pub mod forward {
     include!("../../rust/tests/expected/variants/forward.rs");
 }
 
-use bebop::{Decode, EncodeExt};
+use bebop_runtime::{Decode, EncodeExt};
 
 #[test]
 fn vec_maps_keep_wire_order_and_duplicates() {

@@ -16,7 +16,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let request = CodeGeneratorRequest::from_bytes(&std::fs::read("schema.request.bin")?)?;
 //! let code = Generator::new()
-//!     .runtime_path("::bebop")
+//!     .runtime_path("::bebop_runtime")
 //!     .owned_types(true)
 //!     .owned_cfg(Some(r#"feature = "alloc""#))
 //!     .generate_request(&request)?;
@@ -26,6 +26,15 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Beyond the runtime path, owned types and their map type, `defmt` and async services, the
+//! [`Generator`] adds attributes to chosen types and fields
+//! ([`type_attribute`](Generator::type_attribute),
+//! [`field_attribute`](Generator::field_attribute) and their view-only and owned-only
+//! forms), leaves out definitions another crate generates and refers to them there
+//! ([`extern_path`](Generator::extern_path)), and derives serde's traits on the types that
+//! own their data ([`serde`](Generator::serde)). Every option is also a plugin parameter
+//! ([`Options::from_parameter`]).
 //!
 //! ## What the generated code looks like
 //!
@@ -60,7 +69,8 @@
 //!
 //! `tests/golden.rs` compares the output for every reference request of
 //! `../shared/conformance` (and a few hand-built descriptor sets, `tests/common/synthetic.rs`)
-//! with the files checked in under `tests/expected/`. After an intended change, regenerate
+//! with the files checked in under `tests/expected/`; without the conformance data beside the
+//! clone only the hand-built ones are compared (see `bebop-shared-data`). After an intended change, regenerate
 //! them with `BEBOP_BLESS=1 cargo test -p bebop-codegen-rust --test golden` and review the
 //! diff; the crate `bebop-rust-fixtures` compiles, lints and round-trips them.
 #![forbid(unsafe_code)]
@@ -73,11 +83,12 @@ mod model;
 mod names;
 mod options;
 mod plugin;
+mod rules;
 
 use bebop_descriptor::{CodeGeneratorRequest, DescriptorSet, SchemaDescriptor};
 
 pub use error::GenerateError;
-pub use options::{OPTION_KEYS, Options, OwnedMap};
+pub use options::{AttributeForm, AttributeRule, ExternPath, OPTION_KEYS, Options, OwnedMap};
 pub use plugin::respond;
 
 use model::{Body, Model, OWNED_MODULE};
@@ -215,7 +226,8 @@ impl Generator {
         &self.options
     }
 
-    /// The runtime crate path (default `::bebop_core`; `::bebop` for std users).
+    /// The runtime crate path (default `::bebop_runtime`; `::bebop_core` for crates that
+    /// depend on the core alone).
     #[must_use]
     pub fn runtime_path(mut self, path: impl Into<String>) -> Self {
         self.options.runtime_path = path.into();
@@ -274,6 +286,296 @@ impl Generator {
         self
     }
 
+    /// Derives `serde::Serialize` and `serde::Deserialize` on every type that owns its data:
+    /// the owned forms of records (with [`owned_types`](Self::owned_types)), enums, `@flags`
+    /// enums, and records without borrowed data (whose owned form is the view type itself;
+    /// they get the derives with or without owned types). Views that borrow their input get
+    /// none. Off by default.
+    ///
+    /// The including crate must depend on `serde` with its `derive` feature (and `std` or
+    /// `alloc` for owned types), reached as `::serde`, and enable the runtime's `serde`
+    /// feature (`bebop-runtime/serde`), which implements the traits for the runtime's types.
+    /// The serialized forms:
+    ///
+    /// | Bebop | serde |
+    /// |---|---|
+    /// | struct, message | a struct; an absent message field is `None` (`null` in JSON; a missing key reads as absent) |
+    /// | union | an externally tagged enum: `{"Branch": {..}}` |
+    /// | enum | the variant name (`"Warn"`); a `@forward_compatible` enum's unknown value `{"Unrecognized": 7}` |
+    /// | `@flags` enum | the raw bits as the base integer (undeclared bits rejected unless `@forward_compatible`) |
+    /// | `uuid` | the hyphenated string in human-readable formats, 16 bytes in others |
+    /// | `timestamp`, `duration` | `{seconds, nanos, offset_ms}` and `{seconds, nanos}`, checked on reading |
+    /// | `float16`, `bfloat16` | as the `half` crate does (the bits as `u16`) |
+    /// | maps, arrays | maps (or sequences of pairs with [`OwnedMap::Vec`]) and sequences; fixed arrays as tuples |
+    ///
+    /// ```
+    /// let set = bebopc::Compiler::new()
+    ///     .compile_source("shop.bop", "message Item { id(1): uuid; name(2): string; }")
+    ///     .descriptor_set(&Default::default())
+    ///     .expect("compiles");
+    /// let code = bebop_codegen_rust::Generator::new()
+    ///     .owned_types(true)
+    ///     .serde(true)
+    ///     .rustfmt(false) // rustfmt would merge the derives into one list
+    ///     .generate(&set, &[])?;
+    /// let text = &code.files[0].content;
+    /// // On the owned form only: the view borrows its strings from the input.
+    /// assert_eq!(text.matches("#[derive(::serde::Serialize, ::serde::Deserialize)]").count(), 1);
+    /// # Ok::<(), bebop_codegen_rust::GenerateError>(())
+    /// ```
+    #[must_use]
+    pub fn serde(mut self, on: bool) -> Self {
+        self.options.serde = on;
+        self
+    }
+
+    /// A `cfg` predicate gating the serde derives and impls, such as `feature = "serde"`
+    /// (`#[cfg_attr(feature = "serde", derive(..))]`); `None` (the default) for no gate.
+    /// Only used with [`serde`](Self::serde).
+    #[must_use]
+    pub fn serde_cfg(mut self, predicate: Option<impl Into<String>>) -> Self {
+        self.options.serde_cfg = predicate.map(Into::into);
+        self
+    }
+
+    /// Adds `attribute` (one or more outer attributes, such as `#[derive(Hash)]` or
+    /// `#[cfg_attr(feature = "x", derive(PartialOrd))]`) to every generated type `path`
+    /// matches: structs, messages, unions, enums and `@flags` enums. A record with
+    /// borrowed data gets it on both its view and its owned form; see
+    /// [`view_type_attribute`](Self::view_type_attribute) and
+    /// [`owned_type_attribute`](Self::owned_type_attribute) for one of them. Attributes are
+    /// written after the generator's own derives, in the order added, so helper attributes
+    /// (`#[serde(rename_all = "camelCase")]`) may follow a derive added before them.
+    ///
+    /// Paths are schema names, matched as prost-build matches protobuf paths:
+    ///
+    /// - `.` matches every type;
+    /// - a path with a leading dot is fully qualified: `.shop.Item` is type `Item` of package
+    ///   `shop` (and the types nested in it), `.shop` every type of package `shop` (and of
+    ///   `shop.sub`), `.Item` type `Item` outside any package;
+    /// - a path without one is matched against the trailing segments: `Item` is every type
+    ///   named `Item` in any package (and the types nested in it), `Order.Line` every type
+    ///   `Line` nested in a type `Order`.
+    ///
+    /// A path that matches nothing is reported in [`GeneratedCode::warnings`]; an attribute
+    /// that does not parse is an [`InvalidOption`](GenerateError::InvalidOption) error.
+    ///
+    /// ```
+    /// let set = bebopc::Compiler::new()
+    ///     .compile_source(
+    ///         "shop.bop",
+    ///         "package shop\nstruct Item { id: uint32; }\nenum Kind : byte { A = 0; }",
+    ///     )
+    ///     .descriptor_set(&Default::default())
+    ///     .expect("compiles");
+    /// let code = bebop_codegen_rust::Generator::new()
+    ///     .type_attribute(".shop.Item", "#[derive(PartialOrd)]")
+    ///     .type_attribute("Kind", r#"#[cfg_attr(feature = "x", doc = "A kind.")]"#)
+    ///     .rustfmt(false) // rustfmt would merge the derives into one list
+    ///     .generate(&set, &[])?;
+    /// let text = &code.files[0].content;
+    /// assert!(text.contains("#[derive(PartialOrd)]\n    pub struct Item"));
+    /// assert!(text.contains(r#"#[cfg_attr(feature = "x", doc = "A kind.")]"#));
+    ///
+    /// let bad = bebop_codegen_rust::Generator::new()
+    ///     .type_attribute(".", "derive(Hash)")
+    ///     .generate(&set, &[]);
+    /// assert!(bad.unwrap_err().to_string().contains("is not an outer attribute"));
+    /// # Ok::<(), bebop_codegen_rust::GenerateError>(())
+    /// ```
+    #[must_use]
+    pub fn type_attribute(self, path: impl Into<String>, attribute: impl Into<String>) -> Self {
+        self.type_rule(path, attribute, AttributeForm::Both)
+    }
+
+    /// [`type_attribute`](Self::type_attribute) for view types only: records with borrowed
+    /// data get it on the view, not on the owned form; types that are their own owned form
+    /// (enums, flags, records without borrowed data) get it too.
+    #[must_use]
+    pub fn view_type_attribute(
+        self,
+        path: impl Into<String>,
+        attribute: impl Into<String>,
+    ) -> Self {
+        self.type_rule(path, attribute, AttributeForm::View)
+    }
+
+    /// [`type_attribute`](Self::type_attribute) for owned forms only: records with borrowed
+    /// data get it on the owned form (in module `owned`), not on the view; types that are
+    /// their own owned form (enums, flags, records without borrowed data) get it too. For
+    /// derives a view cannot have, such as `#[derive(serde::Deserialize)]` of a type that
+    /// holds a string.
+    #[must_use]
+    pub fn owned_type_attribute(
+        self,
+        path: impl Into<String>,
+        attribute: impl Into<String>,
+    ) -> Self {
+        self.type_rule(path, attribute, AttributeForm::Owned)
+    }
+
+    fn type_rule(
+        mut self,
+        path: impl Into<String>,
+        attribute: impl Into<String>,
+        form: AttributeForm,
+    ) -> Self {
+        self.options
+            .type_attributes
+            .push(AttributeRule::new(path, attribute, form));
+        self
+    }
+
+    /// Adds `attribute` to every generated field `path` matches: fields of structs and
+    /// messages, branches of unions (the variants) and members of enums (the variants;
+    /// aliases and the members of `@flags` enums are constants and get none). The path is
+    /// the type's followed by the member's name as written in the schema:
+    /// `.shop.Item.name`, `Item.name`, or just `name` for every member so named; a type's
+    /// path (`.shop.Item`, `.shop`, `.`) matches all of its members. Matching and placement
+    /// follow [`type_attribute`](Self::type_attribute); a record with borrowed data gets the
+    /// attribute on both forms, see [`view_field_attribute`](Self::view_field_attribute) and
+    /// [`owned_field_attribute`](Self::owned_field_attribute) for one of them. An inline
+    /// union branch has the path of its inline type (`.shop.Shape.Circle`), so a path for the
+    /// branch also matches the fields of that type.
+    ///
+    /// ```
+    /// let set = bebopc::Compiler::new()
+    ///     .compile_source("shop.bop", "struct Item { id: uint32; name: string; }")
+    ///     .descriptor_set(&Default::default())
+    ///     .expect("compiles");
+    /// let code = bebop_codegen_rust::Generator::new()
+    ///     .owned_types(true)
+    ///     .serde(true)
+    ///     .owned_field_attribute("Item.name", r#"#[serde(rename = "title")]"#)
+    ///     .generate(&set, &[])?;
+    /// let text = &code.files[0].content;
+    /// // Once: on the owned form, which derives serde, not on the view.
+    /// assert_eq!(text.matches(r#"#[serde(rename = "title")]"#).count(), 1);
+    /// # Ok::<(), bebop_codegen_rust::GenerateError>(())
+    /// ```
+    #[must_use]
+    pub fn field_attribute(self, path: impl Into<String>, attribute: impl Into<String>) -> Self {
+        self.field_rule(path, attribute, AttributeForm::Both)
+    }
+
+    /// [`field_attribute`](Self::field_attribute) for the fields of view types only (see
+    /// [`view_type_attribute`](Self::view_type_attribute)).
+    #[must_use]
+    pub fn view_field_attribute(
+        self,
+        path: impl Into<String>,
+        attribute: impl Into<String>,
+    ) -> Self {
+        self.field_rule(path, attribute, AttributeForm::View)
+    }
+
+    /// [`field_attribute`](Self::field_attribute) for the fields of owned forms only (see
+    /// [`owned_type_attribute`](Self::owned_type_attribute)).
+    #[must_use]
+    pub fn owned_field_attribute(
+        self,
+        path: impl Into<String>,
+        attribute: impl Into<String>,
+    ) -> Self {
+        self.field_rule(path, attribute, AttributeForm::Owned)
+    }
+
+    fn field_rule(
+        mut self,
+        path: impl Into<String>,
+        attribute: impl Into<String>,
+        form: AttributeForm,
+    ) -> Self {
+        self.options
+            .field_attributes
+            .push(AttributeRule::new(path, attribute, form));
+        self
+    }
+
+    /// Declares the definitions under `bebop_path` generated elsewhere (usually by the crate
+    /// that owns their schema) and reached at `rust_path`: they are not generated, and the
+    /// generated code refers to them by that path.
+    ///
+    /// - `bebop_path` is fully qualified: a package (`.common`: every definition in it and in
+    ///   its sub-packages) or a definition (`.common.Point`, with the definitions nested in
+    ///   it). When several paths match, the longest wins.
+    /// - `rust_path` is absolute (`::common_types::common`, `crate::shared`): the module
+    ///   holding the package's types in the other crate (or the type itself), laid out as
+    ///   this generator lays it out. `.common.geo.Point` under `(".common", "::c::common")`
+    ///   is `::c::common::geo::Point` (`::c::common::geo::Point<'a>` for a view with borrowed
+    ///   data).
+    /// - The owned form of a record with borrowed data lives in the other crate's `owned`
+    ///   module tree: when `rust_path` ends with the modules this generator gives the package
+    ///   (or type), the owned path is derived by putting `owned` in front of them:
+    ///   `::c::common` for package `common` gives `::c::owned::common::Point`. Otherwise give
+    ///   it with [`extern_path_with_owned`](Self::extern_path_with_owned); generating owned
+    ///   code that needs an owned path nobody gave is an error. Other types are their own
+    ///   owned form and need none.
+    ///
+    /// The other crate must generate the types with the options this code relies on: owned
+    /// types (with the same [`OwnedMap`]) when these use them, serde when these derive it,
+    /// `defmt` when these implement it; and from the same schemas, so that its names are the
+    /// ones computed here.
+    ///
+    /// The RPC protocol types of `bebop/rpc.bop` and `bebop/empty.bop` are in the runtime as
+    /// views: `extern_path(".bebop.StatusCode", "::bebop_runtime::rpc::types::StatusCode")`
+    /// uses the runtime's instead of generating a copy (the runtime has no owned forms of the
+    /// records with borrowed data, so with owned types map only the types without, such as
+    /// `StatusCode`, `FrameFlags`, `MethodType`, `FrameHeader` and `Empty`; package `bebop` is
+    /// also the package of `bebop/descriptor.bop`).
+    ///
+    /// ```
+    /// let set = bebopc::Compiler::new()
+    ///     .compile_in_memory(
+    ///         &[
+    ///             ("common.bop", b"package common\nmessage Label { text(1): string; }".as_slice()),
+    ///             (
+    ///                 "app.bop",
+    ///                 b"package app\nimport \"common.bop\"\nstruct Tagged { label: common.Label; }".as_slice(),
+    ///             ),
+    ///         ],
+    ///         &["app.bop"],
+    ///     )
+    ///     .descriptor_set(&Default::default())
+    ///     .expect("compiles");
+    /// let code = bebop_codegen_rust::Generator::new()
+    ///     .owned_types(true)
+    ///     .extern_path(".common", "::common_types::common")
+    ///     .generate(&set, &["app.bop"])?;
+    /// let text = &code.files[0].content;
+    /// assert!(!text.contains("pub struct Label"));
+    /// assert!(text.contains("pub label: ::common_types::common::Label<'a>"));
+    /// assert!(text.contains("pub label: ::common_types::owned::common::Label"));
+    /// assert!(code.types.iter().all(|t| t.fqn != "common.Label"));
+    /// # Ok::<(), bebop_codegen_rust::GenerateError>(())
+    /// ```
+    #[must_use]
+    pub fn extern_path(
+        mut self,
+        bebop_path: impl Into<String>,
+        rust_path: impl Into<String>,
+    ) -> Self {
+        self.options
+            .extern_paths
+            .push(ExternPath::new(bebop_path, rust_path));
+        self
+    }
+
+    /// [`extern_path`](Self::extern_path) with the owned forms at `owned_path`: the module of
+    /// the package's owned types (or the owned type itself) in the other crate.
+    #[must_use]
+    pub fn extern_path_with_owned(
+        mut self,
+        bebop_path: impl Into<String>,
+        rust_path: impl Into<String>,
+        owned_path: impl Into<String>,
+    ) -> Self {
+        self.options
+            .extern_paths
+            .push(ExternPath::new(bebop_path, rust_path).with_owned_path(owned_path));
+        self
+    }
+
     /// Generates the files of `request.files_to_generate` (and whatever they import).
     pub fn generate_request(
         &self,
@@ -302,10 +604,11 @@ impl Generator {
             files_to_generate,
             self.options.owned_map == OwnedMap::Vec,
         )?;
-        let emitted = emit::Emitter::new(&model, &self.options)?.emit()?;
+        let externs = rules::resolve_externs(&model, &self.options)?;
+        let emitted = emit::Emitter::new(&model, &self.options, &externs)?.emit()?;
         let header = self.header(&model);
         let pretty = format::pretty(&header, emitted.tokens)?;
-        let mut warnings = Vec::new();
+        let mut warnings = rules::unmatched(&model, &self.options, &externs);
         let content = if self.options.rustfmt {
             match format::rustfmt(&pretty) {
                 Ok(s) => s,
@@ -326,7 +629,7 @@ impl Generator {
         Ok(GeneratedCode {
             files: vec![GeneratedFile { name, content }],
             warnings,
-            types: self.type_infos(&model),
+            types: self.type_infos(&model, &externs),
         })
     }
 
@@ -352,11 +655,35 @@ impl Generator {
             ),
             None => String::new(),
         };
+        let serde = if o.serde {
+            let gate = match &o.serde_cfg {
+                Some(p) => format!(" under `cfg({p})`"),
+                None => String::new(),
+            };
+            format!(
+                "\n// Types owning their data implement serde's traits{gate} (depend on `serde` with `derive` and enable the runtime's `serde` feature)."
+            )
+        } else {
+            String::new()
+        };
+        let externs: Vec<String> = o
+            .extern_paths
+            .iter()
+            .map(|e| format!("`{}` at `{}`", e.bebop_path, e.rust_path))
+            .collect();
+        let externs = if externs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n// Generated elsewhere, not here: {}.",
+                externs.join(", ")
+            )
+        };
         format!(
             "// Generated by bebopc-gen-rust {version} from {files}.\n\
              // Do not edit: regenerate from the schemas instead.\n\
              //\n\
-             // Include this file in one module of a crate (`include!`); it uses the runtime at `{rt}`.{owned}{defmt}\n\
+             // Include this file in one module of a crate (`include!`); it uses the runtime at `{rt}`.{owned}{defmt}{serde}{externs}\n\
              // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.\n\
              // Lints allowed on some items, because the names and values come from the schema:\n\
              // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,\n\
@@ -368,7 +695,11 @@ impl Generator {
         )
     }
 
-    fn type_infos(&self, model: &Model<'_>) -> Vec<TypeInfo> {
+    fn type_infos(
+        &self,
+        model: &Model<'_>,
+        externs: &std::collections::BTreeMap<model::DefId, rules::ExternTarget>,
+    ) -> Vec<TypeInfo> {
         let path = |module: &[String], name: &str| {
             let mut segs: Vec<String> =
                 module.iter().map(|s| names::ident(s).to_string()).collect();
@@ -378,8 +709,9 @@ impl Generator {
         model
             .defs
             .iter()
-            .filter(|d| d.is_type())
-            .map(|d| {
+            .enumerate()
+            .filter(|(id, d)| d.is_type() && !externs.contains_key(id))
+            .map(|(_, d)| {
                 let kind = match d.body {
                     Body::Struct { .. } => ItemKind::Struct,
                     Body::Message { .. } => ItemKind::Message,
@@ -439,6 +771,15 @@ fn default_file_name(model: &Model<'_>, files: &[&str]) -> String {
     match single {
         Some(path) => {
             let stem = path.strip_suffix(".bop").unwrap_or(path);
+            // A schema named by an absolute path outside the working directory: its file name
+            // alone, not a mirror of the whole path under the output directory.
+            let absolute = stem.starts_with('/')
+                || stem.starts_with('\\')
+                || stem.as_bytes().get(1) == Some(&b':');
+            let stem = match absolute {
+                true => stem.rsplit(['/', '\\']).next().unwrap_or(stem),
+                false => stem,
+            };
             let stem: String = stem
                 .split('/')
                 .filter(|s| !s.is_empty() && *s != "..")

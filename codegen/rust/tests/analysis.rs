@@ -89,12 +89,14 @@ fn recursion_picks_the_fields_that_close_cycles() {
     let set = &common::synthetic::all()[1].1;
     let code = owned_gen().generate(set, &[]).unwrap();
     let c = &code.files[0].content;
-    assert!(c.contains("pub next: ::core::option::Option<::bebop_core::Lazy<'a, Chain<'a>>>"));
-    assert!(c.contains("pub left: ::bebop_core::Lazy<'a, Node<'a>>"));
-    assert!(c.contains("pub inner: ::bebop_core::Lazy<'a, Expr<'a>>"));
+    assert!(c.contains("pub next: ::core::option::Option<::bebop_runtime::Lazy<'a, Chain<'a>>>"));
+    assert!(c.contains("pub left: ::bebop_runtime::Lazy<'a, Node<'a>>"));
+    assert!(c.contains("pub inner: ::bebop_runtime::Lazy<'a, Expr<'a>>"));
     // Arrays and maps break cycles: no Lazy there.
-    assert!(c.contains("pub trees: ::core::option::Option<::bebop_core::Array<'a, Expr<'a>>>"));
-    assert!(c.contains("pub next: ::core::option::Option<::bebop_core::alloc_types::Box<Chain>>"));
+    assert!(c.contains("pub trees: ::core::option::Option<::bebop_runtime::Array<'a, Expr<'a>>>"));
+    assert!(
+        c.contains("pub next: ::core::option::Option<::bebop_runtime::alloc_types::Box<Chain>>")
+    );
     // Lazy has no Eq or Default: neither do the types holding it outside an Option.
     assert_eq!(
         derives(c, "pub struct Pair<'a>"),
@@ -154,9 +156,9 @@ fn derives_follow_the_fields() {
         "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]"
     );
     assert!(c.contains("pub a: [i16; 33]"));
-    assert!(c.contains("pub a: ::bebop_core::FixedArray<'a, &'a str, 2>"));
+    assert!(c.contains("pub a: ::bebop_runtime::FixedArray<'a, &'a str, 2>"));
     // An enum without a zero member has no Default, so T[N] of it stays a view.
-    assert!(c.contains("pub a: ::bebop_core::FixedArray<'a, NoZero, 2>"));
+    assert!(c.contains("pub a: ::bebop_runtime::FixedArray<'a, NoZero, 2>"));
     assert!(!derives(c, "pub enum NoZero").contains("Default"));
     assert_eq!(
         derives(c, "pub enum U"),

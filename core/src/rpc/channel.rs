@@ -79,7 +79,8 @@ impl<C: Channel + ?Sized> Channel for &mut C {
 }
 
 /// A [`Channel`] over a reliable byte stream (TCP, a pipe, a pty, a UART without losses):
-/// call headers and frames back to back, as RPC section 18 lays them out. Reads go through a
+/// call headers and frames back to back, as the binary transport lays them out (`docs/rpc.md`,
+/// "Binary transport"). Reads go through a
 /// [`StreamDecoder`], so the stream may deliver bytes in pieces of any size; its buffer of
 /// `N` bytes bounds the largest element (header included), and a larger one is refused and
 /// skipped without being buffered.

@@ -6,7 +6,7 @@
 use core::fmt;
 
 use super::types::{CallHeader, FrameFlags, FrameHeader, StatusCode};
-use crate::{Decode, Encode, Error, ErrorKind, Sink, WireSize};
+use crate::{Decode, Encode, Error, ErrorKind, Reader, Sink, WireSize};
 
 /// The size of a frame header on the wire.
 pub const HEADER_SIZE: usize = 9;
@@ -17,7 +17,7 @@ pub const CALL_HEADER_PREFIX: usize = 4;
 
 impl FrameFlags {
     /// Whether the combination is allowed: `ERROR` and `TRAILER` each need `END_STREAM`,
-    /// and they never come together (RPC section 5.1). Reserved bits play no part.
+    /// and they never come together (`docs/rpc.md`, "Frame flags"). Reserved bits play no part.
     ///
     /// ```
     /// use bebop_core::rpc::FrameFlags as F;
@@ -114,7 +114,7 @@ pub enum ProtocolError {
         /// The largest payload accepted.
         limit: u32,
     },
-    /// A frame's flags break the rules of RPC section 5.1.
+    /// A frame's flags break the rules of `docs/rpc.md`, "Frame flags".
     InvalidFlags {
         /// The frame's stream.
         stream_id: u32,
@@ -238,7 +238,8 @@ pub const fn frame_len(payload_len: usize, with_cursor: bool) -> usize {
 /// ```
 /// use bebop_core::rpc::{encode_frame, parse_frame, FrameFlags};
 ///
-/// // RPC section 7.1: the request frame of `HelloRequest { name: "Alice" }`.
+/// // docs/rpc.md, "Example: a unary call on the wire": the request frame of
+/// // `HelloRequest { name: "Alice" }`.
 /// let mut out = [0u8; 32];
 /// let n = encode_frame(&mut out, FrameFlags::END_STREAM, 0, &"Alice", None)?;
 /// assert_eq!(&out[..9], [0x0a, 0, 0, 0, 0x01, 0, 0, 0, 0]);
@@ -323,7 +324,7 @@ fn with_cursor_flag(flags: FrameFlags, cursor: bool) -> FrameFlags {
 /// ```
 /// use bebop_core::rpc::{encode_call_header, CallHeader};
 ///
-/// // RPC section 7.1: a call of method 0x1a2b3c4d.
+/// // docs/rpc.md, "Example: a unary call on the wire": a call of method 0x1a2b3c4d.
 /// let header = CallHeader { method_id: Some(0x1a2b_3c4d), ..Default::default() };
 /// let mut out = [0u8; 16];
 /// let n = encode_call_header(&mut out, &header)?;
@@ -393,13 +394,16 @@ pub fn parse_call_header(
             limit: clamp_u32(limit),
         });
     }
-    let total = CALL_HEADER_PREFIX + declared as usize;
-    let Some(element) = bytes.get(..total) else {
-        return Err(ProtocolError::Incomplete {
-            needed: total - bytes.len(),
-        });
-    };
-    Ok((decode_call_header(element)?, total))
+    // The decoder tells a header that has not fully arrived (more bytes will complete it)
+    // from a corrupt one.
+    let mut reader = Reader::new(bytes);
+    match CallHeader::decode(&mut reader) {
+        Ok(header) => Ok((header, reader.offset())),
+        Err(e) if e.is_incomplete() => Err(ProtocolError::Incomplete {
+            needed: e.bytes_missing().unwrap_or(1),
+        }),
+        Err(e) => Err(ProtocolError::InvalidCallHeader(e)),
+    }
 }
 
 /// Parses a packet that holds exactly one call header.

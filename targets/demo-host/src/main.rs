@@ -27,12 +27,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use bebop::rpc::link::{PacketChannel, encode_packet, max_packet_len};
-use bebop::rpc::{
+use bebop_runtime::rpc::link::{PacketChannel, encode_packet, max_packet_len};
+use bebop_runtime::rpc::{
     CallHeader, CallOptions, Channel, ClientError, DiscoveryResponse, Empty, Expect, FrameFlags,
     MethodType, RpcError, Status, StatusCode, encode_call_header, encode_frame, parse_frame_exact,
 };
-use bebop::{SystemClock, rpc::Clock};
+use bebop_runtime::{SystemClock, rpc::Clock};
 use target_schema::device::bebop::Empty as DeviceEmpty;
 use target_schema::device::device::{
     Blob, Config, SensorStatus, Telemetry, TelemetryRequest, device as svc,
@@ -478,7 +478,7 @@ fn exercise(c: &mut DeviceClient, args: &Args) -> Result<(Checks, Vec<(usize, f6
     );
 
     println!("\n-- what a bad client or a bad line sends");
-    let past = bebop::Timestamp::from_unix_millis(SystemClock.now().unix_millis() - 1_000);
+    let past = bebop_runtime::Timestamp::from_unix_millis(SystemClock.now().unix_millis() - 1_000);
     let late = c
         .echo(&Blob { data: b"late" }, &CallOptions::new().deadline(past))
         .map(|_| ());
@@ -487,7 +487,8 @@ fn exercise(c: &mut DeviceClient, args: &Args) -> Result<(Checks, Vec<(usize, f6
         code_of(&late) == Some(StatusCode::DeadlineExceeded),
         outcome(&late),
     );
-    let future = bebop::Timestamp::from_unix_millis(SystemClock.now().unix_millis() + 10_000);
+    let future =
+        bebop_runtime::Timestamp::from_unix_millis(SystemClock.now().unix_millis() + 10_000);
     check_echo(
         &mut k,
         c,
@@ -636,7 +637,11 @@ fn exercise(c: &mut DeviceClient, args: &Args) -> Result<(Checks, Vec<(usize, f6
 
 /// The line under a server-stream call's client.
 fn stream_line<'s>(
-    stream: &'s mut bebop::rpc::ServerStreamCall<'_, PacketChannel<Line, HOST_BUF>, Vec<u8>>,
+    stream: &'s mut bebop_runtime::rpc::ServerStreamCall<
+        '_,
+        PacketChannel<Line, HOST_BUF>,
+        Vec<u8>,
+    >,
 ) -> &'s mut Line {
     stream.channel_mut().get_mut()
 }

@@ -1,6 +1,6 @@
-//! SPEC.md section 3: every golden vector, as a generated type of `schemas/spec.bop` (a
-//! one-field struct encodes exactly as its field), encoded and compared byte for byte, then
-//! decoded from the expected bytes and compared with the value.
+//! Every golden vector of `docs/wire-format.md` ("Golden vectors"), as a generated type of
+//! `schemas/spec.bop` (a one-field struct encodes exactly as its field), encoded and compared
+//! byte for byte, then decoded from the expected bytes and compared with the value.
 
 use bebop_core::{Array, Decode, Encode, FixedArray, Map, Uuid, bf16};
 

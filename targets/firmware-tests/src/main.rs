@@ -2,7 +2,8 @@
 //! (Cortex-M0) and `thumbv7m-none-eabi` on `lm3s6965evb` (Cortex-M3).
 //!
 //! It encodes and decodes, with no allocator:
-//! - every golden vector of SPEC.md section 3, byte for byte ([`golden`]);
+//! - every golden vector of `docs/wire-format.md` ("Golden vectors"), byte for byte
+//!   ([`golden`]);
 //! - the benchmark records PersonSmall/Medium, OrderLarge, Embedding768, JsonSmall (a
 //!   union) and TreeDeep, which must come out byte for byte as the host encodes them
 //!   (`build.rs`), plus a forward-compatible union, messages with absent fields and hostile

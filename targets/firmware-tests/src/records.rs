@@ -1,5 +1,5 @@
-//! The benchmark records (generated from `benchmark.bop`), unions, messages with absent
-//! fields, and hostile inputs.
+//! The benchmark records (generated from `benches/workloads/schemas/workloads.bop`), unions,
+//! messages with absent fields, and hostile inputs.
 
 use core::fmt::Debug;
 use core::hint::black_box;

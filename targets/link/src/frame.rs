@@ -71,7 +71,7 @@ pub enum FrameError {
         /// The payload bytes present.
         actual: usize,
     },
-    /// A flag combination RPC section 5.1 forbids (a protocol error).
+    /// A flag combination the protocol forbids (a protocol error; `docs/rpc.md`, "Frame flags").
     InvalidFlags(u8),
 }
 

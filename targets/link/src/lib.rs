@@ -11,7 +11,7 @@
 //! COBS( FrameHeader (9 bytes) | payload (length bytes) | [cursor (8 bytes)] | CRC-32 (4 bytes) ) 0x00
 //! ```
 //!
-//! - `FrameHeader` is the frame header of Bebop RPC (RPC.md section 5): `length: uint32`
+//! - `FrameHeader` is the frame header of Bebop RPC (`docs/rpc.md`, "Frames"): `length: uint32`
 //!   (payload bytes), `flags: byte` ([`FrameFlags`]: `END_STREAM` 0x01, `ERROR` 0x02,
 //!   `COMPRESSED` 0x04, `TRAILER` 0x08, `CURSOR` 0x10), `stream_id: uint32`, little-endian.
 //!   The payload is one Bebop-encoded value. With `CURSOR`, 8 bytes of little-endian `u64`
@@ -28,8 +28,8 @@
 //!   receiver joining mid-stream loses at most the frame in flight; a sender may put a `0x00`
 //!   before its first frame to flush whatever a receiver had collected.
 //! - Checks, in order: COBS well-formed, at least 13 bytes, CRC, `length` agrees with the
-//!   bytes, and the flag rules of RPC section 5.1 (`ERROR`/`TRAILER` need `END_STREAM`, not
-//!   both). Reserved flag bits are ignored.
+//!   bytes, and the flag rules of `docs/rpc.md` ("Frame flags": `ERROR`/`TRAILER` need
+//!   `END_STREAM`, not both). Reserved flag bits are ignored.
 //!
 //! Stream ids and payload types are the application's business (the serial demo's are in
 //! `target-schema`'s `telemetry` module).

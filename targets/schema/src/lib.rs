@@ -2,14 +2,16 @@
 //!
 //! Every type is generated at build time by `bebop-build` (`build.rs`), one module per schema:
 //!
-//! - [`benchmark`]: `shared/bench/benchmark.bop`, the paper's workloads (`Person`, `Order`,
-//!   `TreeNode`, `EmbeddingBF16`, the `JsonValue` union, ...);
+//! - [`benchmark`]: `benches/workloads/schemas/workloads.bop` of the main workspace, the
+//!   paper's workloads (`Person`, `Order`, `TreeNode`, `EmbeddingBF16`, the `JsonValue`
+//!   union, ...);
 //! - [`telemetry`]: `schemas/telemetry.bop`, the serial demo's messages (telemetry records,
 //!   configuration, acknowledgement, end-of-stream summary) and stream ids; with the feature
 //!   `owned`, also their owned forms (`telemetry::owned`) for the host program;
 //! - [`device`]: `schemas/device.bop`, the `Device` RPC service the demo firmware serves
 //!   and the host calls (owned forms under `owned`);
-//! - [`spec`]: `schemas/spec.bop`, the types of the SPEC.md section 3 golden vectors;
+//! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of
+//!   `docs/wire-format.md` ("Golden vectors");
 //! - [`edge_cases`]: `schemas/edge_cases.bop`, a forward-compatible union and a recursive
 //!   message;
 //! - [`fixtures`]: fixed benchmark values (PersonSmall/Medium, OrderLarge, Embedding768,
@@ -20,7 +22,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
-/// Generated from `shared/bench/benchmark.bop` (the benchmark records).
+/// Generated from `benches/workloads/schemas/workloads.bop` (the benchmark records).
 pub mod benchmark {
     include!(concat!(env!("OUT_DIR"), "/benchmark.rs"));
 }
@@ -36,7 +38,8 @@ pub mod device {
     include!(concat!(env!("OUT_DIR"), "/device.rs"));
 }
 
-/// Generated from `schemas/spec.bop` (the SPEC.md section 3 golden vector types).
+/// Generated from `schemas/spec.bop` (the types of the golden vectors of
+/// `docs/wire-format.md`, "Golden vectors").
 pub mod spec {
     include!(concat!(env!("OUT_DIR"), "/spec.rs"));
 }

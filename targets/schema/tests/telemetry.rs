@@ -108,7 +108,7 @@ fn a_field_from_a_newer_schema_ends_the_message() {
 #[cfg(feature = "owned")]
 #[test]
 fn owned_types_match_the_views() {
-    use bebop::EncodeExt;
+    use bebop_runtime::EncodeExt;
     use target_schema::telemetry::owned;
 
     let t = owned::Telemetry::from_bytes(TELEMETRY_BYTES).unwrap();

@@ -2,7 +2,7 @@
 //! = `{12345, "John", "j@x.co", 30}`) and nothing else, so that the size of the image is the
 //! runtime plus one codec:
 //!
-//! - feature `bebop`: bebop-core, the `Person` generated from `benchmark.bop` (`target-schema`);
+//! - feature `bebop`: bebop-core, the `Person` generated from `workloads.bop` (`target-schema`);
 //! - feature `postcard`: postcard 1 + serde derive, `default-features = false`;
 //! - feature `rpc`: not a codec but the demo's RPC server (module `rpc`): the `Device`
 //!   service over a packet link, one call of each kind measured;
@@ -53,7 +53,7 @@ const PERSON: PersonSmall<'static> = PersonSmall {
 
 #[cfg(feature = "bebop")]
 mod codec {
-    //! bebop-core with the generated `Person` of `benchmark.bop`.
+    //! bebop-core with the generated `Person` of `workloads.bop`.
     use bebop_core::{Decode, Encode};
     use target_schema::benchmark::Person;
 

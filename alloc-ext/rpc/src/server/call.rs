@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context as TaskContext, Poll};
 
-use bebop::rpc::{Encoded, FrameFlags};
-use bebop::{Decode, Encode};
+use bebop_runtime::rpc::{Encoded, FrameFlags};
+use bebop_runtime::{Decode, Encode};
 use futures_core::Stream;
 use futures_util::FutureExt;
 use tokio::sync::mpsc;
@@ -154,7 +154,7 @@ impl ServerCall {
 
     /// Runs a client-stream handler, which reads its requests from [`Requests`] and returns
     /// one response. A response before the request stream ends tells the client to stop
-    /// sending (RPC.md section 7.3).
+    /// sending (`docs/rpc.md`, "Calls").
     pub fn client_stream<Req, Resp, F, Fut>(self, handler: F) -> BoxFuture<'static, ()>
     where
         Req: for<'a> Decode<'a> + Send + 'static,
@@ -187,7 +187,7 @@ impl ServerCall {
 
     /// Answers with pre-encoded response bytes (discovery).
     pub(crate) async fn reply_encoded(mut self, bytes: &[u8]) {
-        if let Err(s) = self.single::<bebop::rpc::Empty>().await {
+        if let Err(s) = self.single::<bebop_runtime::rpc::Empty>().await {
             return fail(&self.ctx, &self.responder, s).await;
         }
         reply(&self.ctx, &self.responder, Ok(Encoded(bytes))).await
@@ -294,7 +294,8 @@ impl<T: Encode + Sync> ResponseSink<T> {
         Ok(())
     }
 
-    /// Sends one response with a resume cursor (RPC.md section 11): a client that
+    /// Sends one response with a resume cursor (`docs/rpc.md`, "Cursors and resuming a stream"): a
+    /// client that
     /// reconnects with this cursor resumes after this item.
     pub async fn send_with_cursor(&mut self, item: &T, cursor: u64) -> Result<(), Status> {
         self.responder.send(item, Some(cursor)).await?;
@@ -381,8 +382,8 @@ impl<T: for<'a> Decode<'a>> Stream for Requests<T> {
 
 impl<T> Unpin for Requests<T> {}
 
-/// Runs a call's work under its deadline, its cancellation and a panic guard (RPC.md
-/// sections 10, 19.3, 19.4).
+/// Runs a call's work under its deadline, its cancellation and a panic guard (`docs/rpc.md`,
+/// "Deadlines", "Cancellation" and "Handler errors and panics").
 pub(crate) async fn supervise(
     ctx: Arc<Context>,
     responder: Responder,

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use bebop::rpc::{DISCOVERY_METHOD_ID, RESERVED_METHOD_IDS};
-use bebop::{MethodInfo, MethodKind};
+use bebop_runtime::rpc::{DISCOVERY_METHOD_ID, RESERVED_METHOD_IDS};
+use bebop_runtime::{MethodInfo, MethodKind};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -121,7 +121,8 @@ where
         tracing::debug!(peer = ?conn.peer.remote(), stream, %status, "closing the connection");
         let _ = conn.out.force(&wire::error_frame(*stream, status));
     }
-    // Whatever is still running was cancelled by the client going away (RPC.md 10.2).
+    // Whatever is still running was cancelled by the client going away (docs/rpc.md,
+    // "Cancellation").
     for entry in conn.calls.values() {
         entry.cancel.cancel();
     }
@@ -340,7 +341,7 @@ impl Connection {
         };
         if frame.is_error() || entry.request_ended {
             // `END_STREAM | ERROR` from a client resets the call; so does anything after its
-            // request stream ended (RPC.md 10.1: a second END_STREAM cancels).
+            // request stream ended (a second END_STREAM cancels: docs/rpc.md, "Cancellation").
             entry.cancel.cancel();
             entry.requests = None;
             entry.request_ended = true;
@@ -460,7 +461,8 @@ impl Connection {
             None
         };
         if let Some(status) = early {
-            // The call never starts: no task, no entry (RPC.md 19.2: before interceptors).
+            // The call never starts: no task, no entry (before interceptors: docs/rpc.md,
+            // "Starting a call").
             let ended = first.as_ref().is_some_and(|f| f.is_end());
             if self.mode == Mode::Sequential {
                 self.current = None;

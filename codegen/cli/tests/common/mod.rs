@@ -6,31 +6,19 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `shared/conformance/reference-fixtures`; panics when it is missing.
-pub fn fixtures() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/reference-fixtures");
-    assert!(
-        dir.is_dir(),
-        "conformance fixtures missing at {} (see common.md)",
-        dir.display()
-    );
-    dir
+/// `../shared/conformance/reference-fixtures`; `None` (the test is skipped) when the
+/// conformance data is missing and `CI` is unset (see `bebop-shared-data`).
+pub fn fixtures() -> Option<PathBuf> {
+    bebop_shared_data::conformance_dir("reference-fixtures")
 }
 
-/// `shared/conformance/reference-descriptors`; panics when it is missing.
-pub fn reference_descriptors() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/reference-descriptors");
-    assert!(
-        dir.is_dir(),
-        "reference descriptors missing at {} (see common.md)",
-        dir.display()
-    );
-    dir
+/// `../shared/conformance/reference-descriptors`; `None` as [`fixtures`].
+pub fn reference_descriptors() -> Option<PathBuf> {
+    bebop_shared_data::conformance_dir("reference-descriptors")
 }
 
 /// The test plugin executable.
+#[cfg(feature = "test-plugins")]
 pub fn testplugin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bebopc-gen-testplugin"))
 }
@@ -74,21 +62,26 @@ impl Project {
         std::fs::read_to_string(self.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }
 
-    /// Copies every valid fixture into `dir` (relative to the project).
-    pub fn copy_valid_fixtures(&self, dir: &str) -> &Project {
+    /// Copies every valid fixture into `dir` (relative to the project); `None` (skip the
+    /// test) without the conformance data, as [`fixtures`].
+    #[must_use = "without the conformance data the test must return"]
+    pub fn copy_valid_fixtures(&self, dir: &str) -> Option<&Project> {
         let target = self.join(dir);
+        let fixtures = fixtures()?;
         std::fs::create_dir_all(&target).expect("mkdir");
-        for e in std::fs::read_dir(fixtures().join("valid")).expect("read fixtures") {
+        for e in std::fs::read_dir(fixtures.join("valid")).expect("read fixtures") {
             let p = e.expect("entry").path();
             std::fs::copy(&p, target.join(p.file_name().expect("name"))).expect("copy");
         }
-        self
+        Some(self)
     }
 
-    /// Copies one fixture (`valid/NAME.bop` or `should_fail/NAME.bop`) to `rel`.
-    pub fn copy_fixture(&self, fixture: &str, rel: &str) -> &Project {
-        let text = std::fs::read_to_string(fixtures().join(fixture)).expect("read fixture");
-        self.write(rel, &text)
+    /// Copies one fixture (`valid/NAME.bop` or `should_fail/NAME.bop`) to `rel`; `None`
+    /// (skip the test) without the conformance data, as [`fixtures`].
+    #[must_use = "without the conformance data the test must return"]
+    pub fn copy_fixture(&self, fixture: &str, rel: &str) -> Option<&Project> {
+        let text = std::fs::read_to_string(fixtures()?.join(fixture)).expect("read fixture");
+        Some(self.write(rel, &text))
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

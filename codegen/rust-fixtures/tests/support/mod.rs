@@ -21,31 +21,27 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The schemas of a fixture: a reference request from `../shared/conformance`, or a
-/// synthetic descriptor set from `codegen/rust/tests/expected/extra`.
+/// The schemas of a fixture: a reference request from `../shared/conformance` (optional:
+/// see [`Fixture::reference`]), or a synthetic descriptor set from
+/// `codegen/rust/tests/expected/extra`.
 pub struct Fixture {
     pub name: String,
     pub schemas: Vec<SchemaDescriptor>,
 }
 
 impl Fixture {
-    pub fn reference(name: &str) -> Self {
-        let path = repo_root()
-            .join("../shared/conformance/reference-descriptors")
+    /// The reference compiler's request for fixture `name`; `None` (after a notice) when the
+    /// conformance data is missing and `CI` is unset (see `bebop-shared-data`).
+    pub fn reference(name: &str) -> Option<Self> {
+        let path = bebop_shared_data::conformance_dir("reference-descriptors")?
             .join(format!("{name}.request.bin"));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-            panic!(
-                "conformance data missing: cannot read {} ({e}); it lives in \
-                 ../shared/conformance relative to the repository root",
-                path.display()
-            )
-        });
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let request = CodeGeneratorRequest::from_bytes(&bytes)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        Fixture {
+        Some(Fixture {
             name: name.into(),
             schemas: request.schemas.unwrap_or_default(),
-        }
+        })
     }
 
     pub fn extra(name: &str) -> Self {

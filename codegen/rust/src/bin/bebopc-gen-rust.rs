@@ -2,7 +2,8 @@
 //! `CodeGeneratorRequest` on stdin and writes an encoded `CodeGeneratorResponse` on stdout.
 //!
 //! Options come from `--rust_opt=key=value,...` (the request's `parameter`): `runtime`,
-//! `owned`, `owned_cfg`, `map`, `defmt`, `rustfmt`, `file` (see
+//! `owned`, `owned_cfg`, `map`, `defmt`, `rustfmt`, `file`, `serde`, `serde_cfg`, the
+//! attribute rules (`type_attribute=PATH=ATTR`, ...) and `extern_path=PATH=RUST` (see
 //! `bebop_codegen_rust::Options::from_parameter`).
 
 use std::io::{Read, Write};
@@ -17,13 +18,20 @@ Run by bebopc (`bebopc build schema.bop --rust_out=DIR [--rust_opt=key=value,...
 encoded CodeGeneratorRequest on stdin and writes an encoded CodeGeneratorResponse on stdout.
 
 Options (comma-separated key=value):
-  runtime=PATH      runtime crate path (default ::bebop_core; ::bebop for std users)
+  runtime=PATH      runtime crate path (default ::bebop_runtime; ::bebop_core for core-only crates)
   owned=BOOL        also generate owned types in module `owned` (default false)
   owned_cfg=PRED    cfg predicate gating the owned types, e.g. feature = \"alloc\"
   map=btree|vec     owned map type (default btree)
   defmt=PRED        derive defmt::Format on views under this cfg predicate
   rustfmt=BOOL      pipe the output through rustfmt when found (default true)
   file=NAME         output file name
+  serde=BOOL        derive serde's traits on types owning their data (default false)
+  serde_cfg=PRED    cfg predicate gating the serde derives
+  type_attribute=PATH=ATTR    add ATTR to the types PATH matches (repeatable; also
+                    view_type_attribute, owned_type_attribute)
+  field_attribute=PATH=ATTR   add ATTR to the fields PATH matches (repeatable; also
+                    view_field_attribute, owned_field_attribute)
+  extern_path=PATH=RUST[=OWNED]  PATH is generated elsewhere, at RUST (repeatable)
 ";
 
 fn main() -> ExitCode {

@@ -7,6 +7,7 @@ use super::{Emitter, int_lit};
 use crate::GenerateError;
 use crate::model::{Base, Body, DefId, Member};
 use crate::names::ident;
+use crate::rules::ItemForm;
 
 impl Emitter<'_, '_> {
     fn member_docs(m: &Member) -> TokenStream {
@@ -45,6 +46,8 @@ impl Emitter<'_, '_> {
         let deprecated = Self::deprecated_attr(d.deprecated.as_ref());
         let allow_dep = self.allow_deprecated(id);
         let (defmt, defmt_impl) = self.defmt_for_enum(id);
+        let serde = self.serde_derive(ItemForm::Same);
+        let user = self.user_type_attrs(id, ItemForm::Same);
         let ok = quote!(::core::result::Result::Ok);
         let default_member = members
             .iter()
@@ -87,11 +90,13 @@ impl Emitter<'_, '_> {
                 let variants = variants_src.iter().map(|(i, m)| {
                     let v = ident(&m.name);
                     let mdocs = Self::member_docs(m);
+                    let mattrs = self.user_member_attrs(id, &m.src_name, ItemForm::Same);
                     let dep = Self::deprecated_attr(m.deprecated.as_ref());
                     let default = (Some(*i) == default_member).then(|| quote!(#[default]));
                     let value = int_lit(m.value);
                     quote! {
                         #mdocs
+                        #mattrs
                         #dep
                         #default
                         #v = #value,
@@ -107,6 +112,8 @@ impl Emitter<'_, '_> {
                     #docs
                     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, #derive_default)]
                     #defmt
+                    #serde
+                    #user
                     #[repr(#repr)]
                     #[allow(clippy::enum_variant_names)]
                     #deprecated
@@ -179,10 +186,12 @@ impl Emitter<'_, '_> {
                 let variants = variants_src.iter().map(|(i, m)| {
                     let v = ident(&m.name);
                     let mdocs = Self::member_docs(m);
+                    let mattrs = self.user_member_attrs(id, &m.src_name, ItemForm::Same);
                     let dep = Self::deprecated_attr(m.deprecated.as_ref());
                     let default = (Some(*i) == default_member).then(|| quote!(#[default]));
                     quote! {
                         #mdocs
+                        #mattrs
                         #dep
                         #default
                         #v,
@@ -205,6 +214,8 @@ impl Emitter<'_, '_> {
                     /// encode back unchanged.
                     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, #derive_default)]
                     #defmt
+                    #serde
+                    #user
                     #[allow(clippy::enum_variant_names)]
                     #deprecated
                     #allow_dep
@@ -296,6 +307,8 @@ impl Emitter<'_, '_> {
         let deprecated = Self::deprecated_attr(d.deprecated.as_ref());
         let allow_dep = self.allow_deprecated(id);
         let (defmt, defmt_impl) = self.defmt_for_enum(id);
+        let user = self.user_type_attrs(id, ItemForm::Same);
+        let serde_impls = self.flags_serde(id, *base, fc);
         let mask = members.iter().fold(0i128, |acc, m| acc | m.value);
         // Normalise the mask to the base's value range.
         let mask = normalise(*base, mask);
@@ -351,6 +364,7 @@ impl Emitter<'_, '_> {
             #docs
             #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
             #defmt
+            #user
             #deprecated
             #allow_dep
             pub struct #name {
@@ -584,7 +598,52 @@ impl Emitter<'_, '_> {
             }
 
             #defmt_impl
+
+            #serde_impls
         })
+    }
+
+    /// `Serialize`/`Deserialize` of a flags type, by hand: the raw bits as the base integer;
+    /// deserializing rejects undeclared bits unless the type is `@forward_compatible`.
+    fn flags_serde(&self, id: DefId, base: Base, forward_compatible: bool) -> TokenStream {
+        if !self.opts.serde {
+            return TokenStream::new();
+        }
+        let d = self.def(id);
+        let name = ident(&d.name);
+        let repr = ident(base.rust());
+        let cfg = self.serde_cfg_attr();
+        let allow_dep = self.allow_deprecated(id);
+        let result = quote!(::core::result::Result);
+        let from_bits = if forward_compatible {
+            quote!(#result::Ok(Self::from_bits_retain(bits)))
+        } else {
+            let message = format!("{{:#x}} sets bits that no flag of `{}` declares", d.fqn);
+            quote! {
+                Self::from_bits(bits).ok_or_else(|| {
+                    <D::Error as ::serde::de::Error>::custom(::core::format_args!(#message, bits))
+                })
+            }
+        };
+        quote! {
+            #cfg
+            #allow_dep
+            impl ::serde::Serialize for #name {
+                /// The raw bits, as the base integer.
+                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> #result<S::Ok, S::Error> {
+                    ::serde::Serialize::serialize(&self.bits, serializer)
+                }
+            }
+
+            #cfg
+            #allow_dep
+            impl<'de> ::serde::Deserialize<'de> for #name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> #result<Self, D::Error> {
+                    let bits = <#repr as ::serde::Deserialize<'de>>::deserialize(deserializer)?;
+                    #from_bits
+                }
+            }
+        }
     }
 }
 

@@ -17,7 +17,12 @@ use quote::{format_ident, quote};
 use crate::analysis::{FixedRepr, fixed_repr};
 use crate::model::{Body, Def, DefId, Deprecation, Field, Model, OWNED_MODULE, Ty};
 use crate::names::ident;
+use crate::rules::{AttributeRules, ExternTarget, ItemForm, def_path};
 use crate::{GenerateError, Options, OwnedMap};
+
+/// The longest fixed array serde implements its traits for; longer ones in serde-derived
+/// types go through the runtime's `serde_support` helpers.
+const SERDE_MAX_ARRAY: usize = 32;
 
 /// The tokens of one generated file, before formatting.
 pub(crate) struct Emitted {
@@ -32,6 +37,12 @@ pub(crate) struct Emitter<'m, 'd> {
     pub defmt: Option<TokenStream>,
     /// The async runtime path and its cfg gate, when async services are generated.
     pub async_rpc: Option<(TokenStream, Option<TokenStream>)>,
+    /// The cfg gate of the serde derives.
+    pub serde_cfg: Option<TokenStream>,
+    /// Definitions generated elsewhere ([`Options::extern_paths`]).
+    pub externs: &'m BTreeMap<DefId, ExternTarget>,
+    pub type_rules: AttributeRules,
+    pub field_rules: AttributeRules,
 }
 
 /// A module of the output, with its items and child modules in first-use order.
@@ -68,7 +79,11 @@ pub(crate) fn parse_tokens(what: &str, s: &str) -> Result<TokenStream, GenerateE
 }
 
 impl<'m, 'd> Emitter<'m, 'd> {
-    pub(crate) fn new(model: &'m Model<'d>, opts: &'m Options) -> Result<Self, GenerateError> {
+    pub(crate) fn new(
+        model: &'m Model<'d>,
+        opts: &'m Options,
+        externs: &'m BTreeMap<DefId, ExternTarget>,
+    ) -> Result<Self, GenerateError> {
         Ok(Emitter {
             model,
             opts,
@@ -93,6 +108,14 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 )),
                 _ => None,
             },
+            serde_cfg: opts
+                .serde_cfg
+                .as_deref()
+                .map(|p| parse_tokens("serde_cfg", p))
+                .transpose()?,
+            externs,
+            type_rules: AttributeRules::new("type_attribute", &opts.type_attributes)?,
+            field_rules: AttributeRules::new("field_attribute", &opts.field_attributes)?,
         })
     }
 
@@ -110,9 +133,15 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 ));
             }
         }
+        if self.opts.serde {
+            self.check_serde_arrays()?;
+        }
         let mut views = ModNode::default();
         let mut owned = ModNode::default();
         for (id, def) in self.model.defs.iter().enumerate() {
+            if self.externs.contains_key(&id) {
+                continue;
+            }
             let items = match &def.body {
                 Body::Struct { .. } | Body::Message { .. } | Body::Union { .. } => {
                     self.record_view(id)?
@@ -253,6 +282,9 @@ impl<'m, 'd> Emitter<'m, 'd> {
 
     /// The path of a definition's view type (without lifetime) from module `from`.
     pub(crate) fn view_path(&self, from: &[String], id: DefId) -> TokenStream {
+        if let Some(e) = self.externs.get(&id) {
+            return e.view.clone();
+        }
         let d = self.def(id);
         self.rel_path(from, &d.module, &d.name)
     }
@@ -267,6 +299,10 @@ impl<'m, 'd> Emitter<'m, 'd> {
     /// The path of a definition's owned type from module `from` (inside the owned tree):
     /// the owned form for records with borrowed data, the view type otherwise.
     pub(crate) fn owned_path(&self, from: &[String], id: DefId) -> TokenStream {
+        if let Some(e) = self.externs.get(&id) {
+            // `resolve_externs` made sure that the paths generated code uses are known.
+            return e.owned.clone().unwrap_or_else(|| e.view.clone());
+        }
         let d = self.def(id);
         if d.is_record() && d.lifetime {
             self.rel_path(from, &self.owned_module(id), &d.name)
@@ -534,6 +570,116 @@ impl<'m, 'd> Emitter<'m, 'd> {
         } else {
             TokenStream::new()
         }
+    }
+
+    /// Which Rust type a record's emission in `mode` is.
+    pub(crate) fn record_form(&self, id: DefId, owned: bool) -> ItemForm {
+        match (self.def(id).lifetime, owned) {
+            (false, _) => ItemForm::Same,
+            (true, false) => ItemForm::View,
+            (true, true) => ItemForm::Owned,
+        }
+    }
+
+    /// The attributes the type attribute rules add to definition `id` in `form`.
+    pub(crate) fn user_type_attrs(&self, id: DefId, form: ItemForm) -> TokenStream {
+        self.type_rules.for_path(&def_path(self.model, id), form)
+    }
+
+    /// The attributes the field attribute rules add to member `member` (its schema name) of
+    /// definition `id` in `form`.
+    pub(crate) fn user_member_attrs(&self, id: DefId, member: &str, form: ItemForm) -> TokenStream {
+        let path = format!("{}.{member}", def_path(self.model, id));
+        self.field_rules.for_path(&path, form)
+    }
+
+    /// `#[derive(::serde::Serialize, ::serde::Deserialize)]` (under the serde cfg) for a type
+    /// in `form`, when serde support is on and the type owns its data.
+    pub(crate) fn serde_derive(&self, form: ItemForm) -> TokenStream {
+        if !self.opts.serde || !form.owns_data() {
+            return TokenStream::new();
+        }
+        let derive = quote!(derive(::serde::Serialize, ::serde::Deserialize));
+        match &self.serde_cfg {
+            Some(p) => quote!(#[cfg_attr(#p, #derive)]),
+            None => quote!(#[#derive]),
+        }
+    }
+
+    /// `#[serde(..)]` (under the serde cfg) for a field of a serde-derived type: fixed arrays
+    /// longer than serde supports go through the runtime's helpers.
+    pub(crate) fn serde_field_attrs(
+        &self,
+        f: &Field,
+        message: bool,
+        form: ItemForm,
+    ) -> TokenStream {
+        if !self.opts.serde || !form.owns_data() || f.lazy {
+            return TokenStream::new();
+        }
+        let Ty::Fixed(_, n) = &f.ty else {
+            return TokenStream::new();
+        };
+        if *n <= SERDE_MAX_ARRAY {
+            return TokenStream::new();
+        }
+        let helper = if message {
+            "optional_fixed_array"
+        } else {
+            "fixed_array"
+        };
+        let with = format!("{}::serde_support::{helper}", self.opts.runtime_path);
+        let inner = if message {
+            quote!(serde(default, with = #with))
+        } else {
+            quote!(serde(with = #with))
+        };
+        match &self.serde_cfg {
+            Some(p) => quote!(#[cfg_attr(#p, #inner)]),
+            None => quote!(#[#inner]),
+        }
+    }
+
+    /// The `#[cfg(..)]` of hand-written serde impls.
+    pub(crate) fn serde_cfg_attr(&self) -> TokenStream {
+        match &self.serde_cfg {
+            Some(p) => quote!(#[cfg(#p)]),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// Serde derives need every fixed array longer than 32 elements to be a field's own type
+    /// (which the runtime's helpers handle), not inside another array or a map.
+    fn check_serde_arrays(&self) -> Result<(), GenerateError> {
+        fn nested_long(ty: &Ty) -> bool {
+            match ty {
+                Ty::Array(el) => long_anywhere(el),
+                Ty::Fixed(el, _) => long_anywhere(el),
+                Ty::Map(k, v) => long_anywhere(k) || long_anywhere(v),
+                _ => false,
+            }
+        }
+        fn long_anywhere(ty: &Ty) -> bool {
+            matches!(ty, Ty::Fixed(_, n) if *n > SERDE_MAX_ARRAY) || nested_long(ty)
+        }
+        for (id, d) in self.model.defs.iter().enumerate() {
+            if self.externs.contains_key(&id) {
+                continue;
+            }
+            for f in d.fields() {
+                let form = self.record_form(id, self.opts.owned_types);
+                if form.owns_data() && nested_long(&f.ty) {
+                    return Err(GenerateError::unsupported(
+                        format!("{}.{}", d.fqn, f.src_name),
+                        format!(
+                            "serde: `{}` holds a fixed array of more than {SERDE_MAX_ARRAY} elements inside an array, map or fixed array, which serde has no impls for (only a field's own fixed array can be that long)",
+                            f.ty_text
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn derives(&self, traits: crate::model::Traits, copy: bool) -> TokenStream {

@@ -10,6 +10,7 @@ use crate::GenerateError;
 use crate::analysis::{fixed_size, owned_ty_traits};
 use crate::model::{Body, DefId, Field, Ty};
 use crate::names::ident;
+use crate::rules::ItemForm;
 
 /// Which form of a record is being emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +141,13 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// Attributes shared by the type item: docs, derives, defmt, deprecation.
+    /// Which Rust type the record is in `mode`.
+    fn form(&self, id: DefId, mode: Mode) -> ItemForm {
+        self.record_form(id, mode == Mode::Owned)
+    }
+
+    /// Attributes shared by the type item: docs, derives (serde's too), the user's type
+    /// attributes, deprecation.
     fn type_attrs(&self, id: DefId, mode: Mode, docs: TokenStream) -> TokenStream {
         let d = self.def(id);
         let (traits, copy) = match mode {
@@ -148,15 +155,29 @@ impl Emitter<'_, '_> {
             Mode::Owned => (d.owned_traits, false),
         };
         let derives = self.derives(traits, copy);
+        let form = self.form(id, mode);
+        let serde = self.serde_derive(form);
+        let user = self.user_type_attrs(id, form);
         // Records implement defmt::Format by hand (see emit/defmt.rs).
         let deprecated = Self::deprecated_attr(d.deprecated.as_ref());
         let allow_dep = self.allow_deprecated(id);
         quote! {
             #docs
             #derives
+            #serde
+            #user
             #deprecated
             #allow_dep
         }
+    }
+
+    /// Attributes of a struct or message field: the serde helpers it needs and the user's
+    /// field attributes.
+    fn field_attrs(&self, id: DefId, mode: Mode, f: &Field, message: bool) -> TokenStream {
+        let form = self.form(id, mode);
+        let serde = self.serde_field_attrs(f, message, form);
+        let user = self.user_member_attrs(id, &f.src_name, form);
+        quote!(#serde #user)
     }
 
     /// `Decode::skip` of a message or union view: hop over the length-prefixed body.
@@ -190,10 +211,12 @@ impl Emitter<'_, '_> {
         let allow_dep = self.allow_deprecated(id);
         let field_defs = fields.iter().map(|f| {
             let fdocs = Self::field_docs(f, false);
+            let fattrs = self.field_attrs(id, mode, f, false);
             let fname = ident(&f.name);
             let ty = self.field_ty(mode, from, f, false);
             quote! {
                 #fdocs
+                #fattrs
                 pub #fname: #ty,
             }
         });
@@ -385,11 +408,13 @@ impl Emitter<'_, '_> {
         let allow_dep = self.allow_deprecated(id);
         let field_defs = fields.iter().map(|f| {
             let fdocs = Self::field_docs(f, true);
+            let fattrs = self.field_attrs(id, mode, f, true);
             let fname = ident(&f.name);
             let ty = self.field_ty(mode, from, f, true);
             let dep = Self::deprecated_attr(f.deprecated.as_ref());
             quote! {
                 #fdocs
+                #fattrs
                 #dep
                 pub #fname: #ty,
             }
@@ -538,10 +563,12 @@ impl Emitter<'_, '_> {
                 format!("`{}({}): {}`", b.src_name, b.discriminator, target.fqn)
             });
             let vdocs = Self::doc_lines(&lines);
+            let vattrs = self.user_member_attrs(id, &b.src_name, self.form(id, mode));
             let v = ident(&b.name);
             let disc = Literal::u8_unsuffixed(b.discriminator);
             variants.push(quote! {
                 #vdocs
+                #vattrs
                 #v(#ty),
             });
             decode_arms.push(quote!(#disc => #ok(Self::#v(reader.read()?)),));

@@ -52,7 +52,7 @@ impl Emitter<'_, '_> {
                     ));
                 }
             };
-            let expected = bebop::method_id(&format!("/{service_name}/{}", m.src_name));
+            let expected = bebop_runtime::method_id(&format!("/{service_name}/{}", m.src_name));
             if let Some(id) = m.id {
                 if id != expected {
                     return Err(GenerateError::invalid(

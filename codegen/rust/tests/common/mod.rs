@@ -1,5 +1,5 @@
-//! Shared helpers of the integration tests: the reference conformance data and the options
-//! the golden files are generated with.
+//! Shared helpers of the integration tests: the reference conformance data (optional: see
+//! `bebop-shared-data`) and the options the golden files are generated with.
 #![allow(dead_code)]
 
 pub mod synthetic;
@@ -9,23 +9,17 @@ use std::path::{Path, PathBuf};
 use bebop_codegen_rust::Generator;
 use bebop_descriptor::CodeGeneratorRequest;
 
-/// `../shared/conformance/reference-descriptors` relative to the repository root; panics
-/// with a clear message when it is missing.
-pub fn reference_descriptors() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/reference-descriptors");
-    assert!(
-        dir.is_dir(),
-        "conformance data missing: expected the reference compiler's descriptors in {} \
-         (../shared/conformance/reference-descriptors relative to the repository root)",
-        dir.display()
-    );
-    dir
+/// `../shared/conformance/reference-descriptors` relative to the repository root; `None`
+/// (after a notice) when it is missing and `CI` is unset, a panic when `CI` is set (see
+/// `bebop-shared-data`).
+pub fn reference_descriptors() -> Option<PathBuf> {
+    bebop_shared_data::conformance_dir("reference-descriptors")
 }
 
-/// Every `NAME.request.bin`, as (NAME, request), sorted by name.
-pub fn reference_requests() -> Vec<(String, CodeGeneratorRequest)> {
-    let dir = reference_descriptors();
+/// Every `NAME.request.bin`, as (NAME, request), sorted by name; `None` as
+/// [`reference_descriptors`].
+pub fn reference_requests() -> Option<Vec<(String, CodeGeneratorRequest)>> {
+    let dir = reference_descriptors()?;
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("read the descriptor directory") {
         let path = entry.expect("directory entry").path();
@@ -48,13 +42,14 @@ pub fn reference_requests() -> Vec<(String, CodeGeneratorRequest)> {
         dir.display(),
         out.len()
     );
-    out
+    Some(out)
 }
 
 /// The generator options of the checked-in expected files: views over `::bebop_core`,
 /// owned types under `feature = "alloc"`, defmt under `feature = "defmt"`, rustfmt.
 pub fn golden_generator() -> Generator {
     Generator::new()
+        .runtime_path("::bebop_core")
         .owned_types(true)
         .owned_cfg(Some(r#"feature = "alloc""#))
         .defmt(Some(r#"feature = "defmt""#))
@@ -62,7 +57,7 @@ pub fn golden_generator() -> Generator {
 
 /// The parameter string equivalent to [`golden_generator`], for the plugin binary.
 pub const GOLDEN_PARAMETER: &str =
-    r#"owned=true,owned_cfg=feature = "alloc",defmt=feature = "defmt""#;
+    r#"runtime=::bebop_core,owned=true,owned_cfg=feature = "alloc",defmt=feature = "defmt""#;
 
 pub fn expected_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected")

@@ -7,13 +7,13 @@
 //! descriptors to `tests/expected/extra/NAME.desc.bin` (so other crates can drive tests from
 //! them).
 
-use bebop::{Duration, Timestamp, Uuid};
 use bebop_descriptor::{
     DecoratorArg, DecoratorUsage, DefinitionDescriptor, DefinitionKind, DescriptorSet, EnumDef,
     EnumMemberDescriptor, FieldDescriptor, LiteralKind, LiteralValue, MessageDef, MethodDescriptor,
     MethodType, SchemaDescriptor, ServiceDef, StructDef, TypeDescriptor, TypeKind,
     UnionBranchDescriptor, UnionDef, Visibility,
 };
+use bebop_runtime::{Duration, Timestamp, Uuid};
 
 /// Parses schema type text: `int32`, `string[]`, `byte[16]`, `map[string, int32[]]`,
 /// `pkg.Name`.
@@ -305,7 +305,7 @@ pub fn service(fqn: &str, methods: &[(&str, &str, &str, MethodType)]) -> Definit
                         request_type: Some(ty(req)),
                         response_type: Some(ty(res)),
                         method_type: Some(*kind),
-                        id: Some(bebop::method_id(&format!("/{service}/{name}"))),
+                        id: Some(bebop_runtime::method_id(&format!("/{service}/{name}"))),
                         ..Default::default()
                     })
                     .collect(),
@@ -783,4 +783,140 @@ fn consts() -> SchemaDescriptor {
             ),
         ],
     )
+}
+
+/// Two schemas for serde, type and field attributes and extern paths
+/// (`tests/expected/variants/serde_common.rs` and `serde_app.rs`): `common.bop` (package
+/// `common`) generated on its own, and `app.bop` (package `app`), which imports it, generated
+/// with `.common` as an extern path. Every kind of type, every runtime value type, maps,
+/// arrays (one of more than 32 elements), absent message fields, recursion and nesting.
+pub fn serde_set() -> DescriptorSet {
+    let common = schema(
+        "common.bop",
+        Some("common"),
+        vec![
+            strukt(
+                "common.Stamp",
+                vec![field("id", "uuid"), field("at", "timestamp")],
+            ),
+            message(
+                "common.Label",
+                vec![tagged("text", 1, "string"), tagged("color", 2, "uint32")],
+            ),
+        ],
+    );
+    let mut app = schema(
+        "app.bop",
+        Some("app"),
+        vec![
+            enumeration(
+                "app.Level",
+                TypeKind::Byte,
+                &[("Debug", 0), ("Info", 1), ("Warn", 2)],
+                false,
+            ),
+            enumeration(
+                "app.Code",
+                TypeKind::Uint16,
+                &[("Ok", 0), ("Bad", 1)],
+                false,
+            )
+            .forward_compatible(),
+            enumeration(
+                "app.Perms",
+                TypeKind::Byte,
+                &[("None", 0), ("Read", 1), ("Write", 2)],
+                true,
+            ),
+            enumeration(
+                "app.Bits",
+                TypeKind::Uint16,
+                &[("Low", 1), ("High", 256)],
+                true,
+            )
+            .forward_compatible(),
+            strukt(
+                "app.Point",
+                vec![
+                    field("x", "float32"),
+                    field("y", "float64"),
+                    field("h", "float16"),
+                    field("b", "bfloat16"),
+                ],
+            ),
+            strukt(
+                "app.Samples",
+                vec![field("small", "int16[4]"), field("long", "int32[40]")],
+            ),
+            strukt(
+                "app.Record",
+                vec![
+                    field("id", "uuid"),
+                    field("at", "timestamp"),
+                    field("took", "duration"),
+                    field("name", "string"),
+                    field("tags", "string[]"),
+                    field("scores", "map[string, int32]"),
+                    field("by_id", "map[uuid, app.Level]"),
+                    field("perms", "app.Perms"),
+                    field("level", "app.Level"),
+                    field("point", "app.Point"),
+                    field("grid", "byte[4]"),
+                    field("blob", "byte[]"),
+                    field("big", "uint128"),
+                    field("neg", "int64"),
+                    field("stamp", "common.Stamp"),
+                    field("label", "common.Label"),
+                ],
+            ),
+            message(
+                "app.Event",
+                vec![
+                    tagged("level", 1, "app.Level"),
+                    tagged("record", 2, "app.Record"),
+                    tagged("note", 3, "string"),
+                    tagged("code", 4, "app.Code"),
+                    tagged("window", 5, "int16[40]"),
+                    tagged("bits", 6, "app.Bits"),
+                    tagged("labels", 7, "common.Label[]"),
+                    tagged("old", 8, "int32").deprecated(Some("unused")),
+                ],
+            ),
+            union(
+                "app.Shape",
+                vec![
+                    Branch::Inline(
+                        1,
+                        strukt("app.Shape.Circle", vec![field("radius", "float32")]),
+                    ),
+                    Branch::Inline(
+                        2,
+                        message("app.Shape.Poly", vec![tagged("points", 1, "app.Point[]")]),
+                    ),
+                    Branch::Ref(3, "Stamped", "common.Stamp"),
+                ],
+            )
+            .forward_compatible(),
+            message(
+                "app.Tree",
+                vec![
+                    tagged("value", 1, "int32"),
+                    tagged("children", 2, "app.Tree[]"),
+                    tagged("shape", 3, "app.Shape"),
+                ],
+            ),
+            message(
+                "app.Chain",
+                vec![tagged("value", 1, "int32"), tagged("next", 2, "app.Chain")],
+            ),
+            with_nested(
+                strukt("app.Outer", vec![field("inner", "app.Outer.Inner")]),
+                vec![strukt("app.Outer.Inner", vec![field("text", "string")])],
+            ),
+        ],
+    );
+    app.imports = Some(vec!["common.bop".into()]);
+    DescriptorSet {
+        schemas: Some(vec![app, common]),
+    }
 }

@@ -27,10 +27,11 @@ fn frame_bytes<T: Encode + ?Sized>(
     out
 }
 
-/// RPC section 5.3: `NOT_FOUND` with detail "GreeterService.Helloo". The payload bytes are the
-/// specification's, byte for byte; its frame header says `length = 31`, which disagrees with
-/// its own 34-byte payload (4-byte message length + 30): the header here says 34 (0x22), the
-/// length that the payload shown has. Recorded as a decision in `docs/rpc.md`.
+/// `docs/rpc.md`, "Example: an error frame": `NOT_FOUND` with detail "GreeterService.Helloo".
+/// The payload bytes are the specification's, byte for byte; its frame header says
+/// `length = 31`, which disagrees with its own 34-byte payload (4-byte message length + 30):
+/// the header here says 34 (0x22), the length that the payload shown has. Recorded as a
+/// decision in `docs/rpc.md`.
 #[test]
 fn error_frame_of_section_5_3() {
     let error = RpcError {
@@ -49,7 +50,7 @@ fn error_frame_of_section_5_3() {
     assert_eq!(frame.decode::<RpcError<'_>>().unwrap(), error);
 }
 
-/// RPC section 7.1: the whole unary call, 56 bytes.
+/// `docs/rpc.md`, "Example: a unary call on the wire": the whole unary call, 56 bytes.
 #[test]
 fn unary_call_of_section_7_1() {
     let call = CallHeader {
@@ -81,8 +82,8 @@ fn unary_call_of_section_7_1() {
     assert!(input.is_empty());
 }
 
-/// RPC sections 11.1 and 18.2: a cursor after the payload (not counted in `length`), and a
-/// response followed by a TRAILER frame.
+/// `docs/rpc.md`, "Cursors and resuming a stream" and "Calls": a cursor after the payload (not
+/// counted in `length`), and a response followed by a TRAILER frame.
 #[test]
 fn cursor_and_trailer_frames() {
     let wire = frame_bytes(FrameFlags::NONE, 3, &7u16, Some(300));

@@ -166,9 +166,12 @@ impl<T, const N: usize> PacketChannel<T, N> {
 /// A frame is also refused when its header declares more payload than the buffer holds,
 /// however few bytes the packet carried.
 fn refuse(element: &[u8], len: usize, expect: Expect, cap: usize) -> Option<ProtocolError> {
-    if expect == Expect::Frame
-        && let Some(head) = element.first_chunk::<HEADER_SIZE>()
-    {
+    // (No let chain: the crates build with Rust 1.85.)
+    let head = match expect {
+        Expect::Frame => element.first_chunk::<HEADER_SIZE>(),
+        _ => None,
+    };
+    if let Some(head) = head {
         let header = FrameHeader::from_wire(*head);
         if header.body_len() > cap.saturating_sub(HEADER_SIZE) as u64 {
             return Some(ProtocolError::FrameTooLarge {

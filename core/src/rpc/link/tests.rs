@@ -18,8 +18,8 @@ fn decode_all<const N: usize>(wire: &[u8]) -> Vec<Result<Vec<u8>, LinkError>> {
         .collect()
 }
 
-/// A packet's exact bytes: the frame of RPC section 7.1 (`"Alice"` on stream 0, END_STREAM),
-/// its CRC-32 and COBS as documented in the module.
+/// A packet's exact bytes: the request frame of `docs/rpc.md`, "Example: a unary call on the
+/// wire" (`"Alice"` on stream 0, END_STREAM), its CRC-32 and COBS as documented in the module.
 #[test]
 fn golden_packet_of_a_frame() {
     let mut frame = [0u8; 32];
