@@ -72,15 +72,7 @@ fn main() {
         "reference-descriptors",
         "the reference fixtures' round-trip tests are left out",
     ) {
-        let mut names: Vec<String> = std::fs::read_dir(&reference)
-            .expect("read reference descriptors")
-            .filter_map(|e| {
-                let name = e.ok()?.file_name().into_string().ok()?;
-                name.strip_suffix(".request.bin").map(str::to_string)
-            })
-            .collect();
-        names.sort();
-        for name in &names {
+        for name in &bebop_shared_data::names_with_suffix(&reference, ".request.bin") {
             let path = reference.join(format!("{name}.request.bin"));
             let bytes = std::fs::read(&path).expect("read request");
             let request = CodeGeneratorRequest::from_bytes(&bytes)
@@ -100,15 +92,7 @@ fn main() {
             );
         }
     }
-    let mut extras: Vec<String> = std::fs::read_dir(&extra)
-        .expect("read extra descriptors")
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            name.strip_suffix(".desc.bin").map(str::to_string)
-        })
-        .collect();
-    extras.sort();
-    for name in &extras {
+    for name in &bebop_shared_data::names_with_suffix(&extra, ".desc.bin") {
         let path = extra.join(format!("{name}.desc.bin"));
         let set = DescriptorSet::from_bytes(&std::fs::read(&path).expect("read descriptor"))
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -329,6 +329,18 @@ fn assert_prefixes_incomplete<'a, T: Decode<'a> + std::fmt::Debug>(
     Ok(())
 }
 
+#[test]
+fn a_field_past_its_message_end_is_corrupt_not_incomplete() {
+    // TreeNode's body claims 2 bytes: tag 1 (value: int32) and one of the int32's 4 bytes.
+    let err = TreeNode::from_bytes(&[2, 0, 0, 0, 1, 42]).unwrap_err();
+    assert_eq!(err.kind(), bebop_core::ErrorKind::UnexpectedEnd);
+    assert!(!err.is_incomplete(), "{err}");
+    // A body that claims 6 bytes of which 2 have arrived: merely short.
+    let err = TreeNode::from_bytes(&[6, 0, 0, 0, 1, 42]).unwrap_err();
+    assert!(err.is_incomplete(), "{err}");
+    assert_eq!(err.bytes_missing(), Some(4));
+}
+
 proptest! {
     #[test]
     fn prefixes_of_values_are_incomplete(

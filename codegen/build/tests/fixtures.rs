@@ -131,14 +131,7 @@ fn every_valid_fixture_generates_its_golden_file() {
         return;
     };
     let expected_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../rust/tests/expected");
-    let mut names: Vec<String> = std::fs::read_dir(&valid)
-        .expect("read the fixtures directory")
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            name.strip_suffix(".bop").map(str::to_string)
-        })
-        .collect();
-    names.sort();
+    let names = bebop_shared_data::names_with_suffix(&valid, ".bop");
     assert!(
         names.len() >= 40,
         "expected the valid fixtures in {}, found {}",

@@ -99,14 +99,7 @@ fn valid_files(conformance: &Path) -> BTreeMap<String, Vec<u8>> {
 /// The names of the fixtures that have reference descriptors.
 fn reference_names(conformance: &Path) -> Vec<String> {
     let dir = conformance.join("reference-descriptors");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("read reference-descriptors")
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".desc.bin").map(str::to_string)
-        })
-        .collect();
-    names.sort();
+    let names = bebop_shared_data::names_with_suffix(&dir, ".desc.bin");
     assert!(
         names.len() >= 40,
         "expected ~44 reference descriptors, found {}",

@@ -229,6 +229,21 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The names of the files in `dir` that end with `suffix`, the suffix removed, sorted: the
+/// cases of a data directory (`NAME.bop`, `NAME.request.bin`, ...). Panics when `dir` cannot
+/// be read (callers pass a directory [`conformance_dir`] found).
+pub fn names_with_suffix(dir: &Path, suffix: &str) -> Vec<String> {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut names: Vec<String> = entries
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(suffix).map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
