@@ -44,17 +44,16 @@ fn cases(out: &mut String, test: &str, fixture: &str, root: &str, types: &[TypeI
         let view = format!("{root}::{}", t.path);
         let fqn = &t.fqn;
         let line = match (t.kind, t.owned_form, &t.owned_path) {
-            (ItemKind::Enum | ItemKind::Flags, _, _) | (_, OwnedForm::None, _) => {
-                format!("case!(fx, {fqn:?}, view: {view});")
+            (_, OwnedForm::None, _) => format!("case!(fx, {fqn:?}, view: {view});"),
+            (ItemKind::Enum | ItemKind::Flags, OwnedForm::Same, Some(owned)) => {
+                format!("case!(fx, {fqn:?}, view: {view}, alias: {root}::{owned});")
             }
             (_, OwnedForm::Same, Some(owned)) => {
                 format!("case!(fx, {fqn:?}, view: {view}, same: {root}::{owned});")
             }
-            (_, OwnedForm::Converted { fallible, as_view }, Some(owned)) => format!(
-                "case!(fx, {fqn:?}, view: {view}, owned: {root}::{owned}, {}, {});",
-                if fallible { "fallible" } else { "infallible" },
-                if as_view { "as_view" } else { "no_view" }
-            ),
+            (_, OwnedForm::Converted, Some(owned)) => {
+                format!("case!(fx, {fqn:?}, view: {view}, owned: {root}::{owned});")
+            }
             _ => panic!("{fqn}: owned form without a path"),
         };
         writeln!(out, "    {line}").expect("write to a String");

@@ -11,6 +11,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+use crate::lent::{Lent, LentIter};
 use crate::scalar::{Scalar, copy_scalars};
 use crate::{Decode, Encode, Error, Reader, Sink, WireSize};
 
@@ -46,6 +47,8 @@ enum Repr<'a, T> {
     },
     /// A caller's values.
     Slice(&'a [T]),
+    /// An owned collection lending each element's view ([`Array::from_owned`]).
+    Lent(Lent<'a, T>),
 }
 
 impl<T> Clone for Repr<'_, T> {
@@ -76,6 +79,13 @@ impl<'a, T> Array<'a, T> {
         }
     }
 
+    /// A view of an owned collection lending its elements (`crate::lend`).
+    pub(crate) const fn from_lent(items: Lent<'a, T>) -> Self {
+        Array {
+            repr: Repr::Lent(items),
+        }
+    }
+
     /// A view of `len` elements whose wire bytes were validated.
     pub(crate) const fn from_wire(bytes: &'a [u8], len: usize) -> Self {
         Array {
@@ -89,16 +99,17 @@ impl<'a, T> Array<'a, T> {
 
     /// The number of elements.
     #[inline]
-    pub const fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         match self.repr {
             Repr::Wire { len, .. } => len,
             Repr::Slice(items) => items.len(),
+            Repr::Lent(items) => items.len(),
         }
     }
 
     /// True when there are no elements.
     #[inline]
-    pub const fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -106,14 +117,14 @@ impl<'a, T> Array<'a, T> {
     pub const fn wire_bytes(&self) -> Option<&'a [u8]> {
         match self.repr {
             Repr::Wire { bytes, .. } => Some(bytes),
-            Repr::Slice(_) => None,
+            Repr::Slice(_) | Repr::Lent(_) => None,
         }
     }
 
     /// The caller's values when the view was built from a slice.
     pub const fn as_slice(&self) -> Option<&'a [T]> {
         match self.repr {
-            Repr::Wire { .. } => None,
+            Repr::Wire { .. } | Repr::Lent(_) => None,
             Repr::Slice(items) => Some(items),
         }
     }
@@ -125,6 +136,7 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
     pub fn get(&self, index: usize) -> Option<T> {
         match self.repr {
             Repr::Slice(items) => items.get(index).cloned(),
+            Repr::Lent(items) => items.get(index),
             Repr::Wire { bytes, len, .. } => {
                 if index >= len {
                     return None;
@@ -162,6 +174,7 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
                     left: len,
                 },
                 Repr::Slice(items) => IterRepr::Slice(items.iter()),
+                Repr::Lent(items) => IterRepr::Lent(items.iter()),
             },
         }
     }
@@ -203,6 +216,11 @@ impl<'a, T: Scalar> Array<'a, T> {
             Repr::Wire { bytes, .. } => {
                 copy_scalars(&bytes[..n * core::mem::size_of::<T>()], &mut out[..n]);
             }
+            Repr::Lent(_) => {
+                for (slot, item) in out.iter_mut().zip(self.iter()) {
+                    *slot = item;
+                }
+            }
         }
         n
     }
@@ -227,21 +245,23 @@ impl<'a, T: Decode<'a> + Encode> Encode for Array<'a, T> {
         4 + match self.repr {
             Repr::Wire { bytes, .. } => bytes.len(),
             Repr::Slice(items) => T::encoded_size_many(items),
+            Repr::Lent(items) => items.iter().map(|item| item.encoded_size()).sum(),
         }
     }
 
     #[inline]
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         sink.write_len(self.len())?;
-        encode_elements(&self.repr, sink)
+        encode_elements(self, sink)
     }
 }
 
-fn encode_elements<T: Encode, S: Sink>(repr: &Repr<'_, T>, sink: &mut S) -> Result<(), S::Error> {
-    match repr {
+fn encode_elements<T: Encode, S: Sink>(array: &Array<'_, T>, sink: &mut S) -> Result<(), S::Error> {
+    match array.repr {
         // Decoded bytes are already in wire form (and keep anything the decoder skipped).
         Repr::Wire { bytes, .. } => sink.write(bytes),
         Repr::Slice(items) => T::encode_many(items, sink),
+        Repr::Lent(items) => items.iter().try_for_each(|item| item.encode(sink)),
     }
 }
 
@@ -315,6 +335,8 @@ enum IterRepr<'a, T> {
         left: usize,
     },
     Slice(core::slice::Iter<'a, T>),
+    /// Elements lent by an owned collection.
+    Lent(LentIter<'a, T>),
 }
 
 impl<T> Clone for Iter<'_, T> {
@@ -327,6 +349,7 @@ impl<T> Clone for Iter<'_, T> {
                     left: *left,
                 },
                 IterRepr::Slice(it) => IterRepr::Slice(it.clone()),
+                IterRepr::Lent(it) => IterRepr::Lent(it.clone()),
             },
         }
     }
@@ -350,6 +373,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                 item
             }
             IterRepr::Slice(it) => it.next().cloned(),
+            IterRepr::Lent(it) => it.next(),
             IterRepr::Wire { reader, left } => {
                 if *left == 0 {
                     return None;
@@ -374,6 +398,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
             IterRepr::Fixed(bytes) => fixed_size::<T>().map_or(0, |size| bytes.len() / size),
             IterRepr::Wire { left, .. } => *left,
             IterRepr::Slice(it) => it.len(),
+            IterRepr::Lent(it) => it.left(),
         };
         (n, Some(n))
     }
@@ -402,6 +427,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                 *left -= skip;
             }
             IterRepr::Slice(it) => return it.nth(n).cloned(),
+            IterRepr::Lent(it) => it.skip_indexed(n),
         }
         self.next()
     }
@@ -423,7 +449,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                 acc
             }
             IterRepr::Slice(it) => it.cloned().fold(init, f),
-            repr @ IterRepr::Wire { .. } => {
+            repr @ (IterRepr::Wire { .. } | IterRepr::Lent(_)) => {
                 // `for` calls `next`, never `fold`: no recursion.
                 let mut acc = init;
                 for item in (Iter { repr }) {
@@ -466,6 +492,10 @@ impl<'a, T, const N: usize> FixedArray<'a, T, N> {
         FixedArray {
             inner: Array::from_slice(items),
         }
+    }
+
+    pub(crate) const fn from_inner(inner: Array<'a, T>) -> Self {
+        FixedArray { inner }
     }
 
     /// The number of elements, `N`.
@@ -534,7 +564,7 @@ impl<'a, T: Decode<'a> + Encode, const N: usize> Encode for FixedArray<'a, T, N>
     }
     #[inline]
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
-        encode_elements(&self.inner.repr, sink)
+        encode_elements(&self.inner, sink)
     }
 }
 

@@ -39,6 +39,11 @@ pub trait FixedSize: WireSize {
 /// terminators, enum values, discriminators, nesting and element limits), so a decoded value
 /// can be read without further checks.
 ///
+/// Implementations must decode as a function of the bytes: bytes that decoded once decode
+/// again to an equal value, also through a reader made for bytes already validated
+/// ([`Reader::is_validated`]). Views rely on it to hand out values without a `Result`
+/// ([`Array::iter`](crate::Array::iter), [`Lazy::get`](crate::Lazy::get)).
+///
 /// ```
 /// use bebop_core::{Decode, ErrorKind};
 ///

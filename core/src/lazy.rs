@@ -3,10 +3,12 @@
 
 use core::fmt;
 
+use crate::lent::LentOne;
 use crate::{Decode, Encode, Error, Reader, Sink, WireSize};
 
-/// A value of `T` held as its validated wire bytes (when decoded) or as a reference to a
-/// caller's value (when built), decoded on each [`get`](Self::get).
+/// A value of `T` held as its validated wire bytes (when decoded), as a reference to a
+/// caller's value (when built), or lent by an owned value ([`from_owned`](Self::from_owned));
+/// decoded on each [`get`](Self::get).
 ///
 /// Generated views use it where a message refers to itself, such as
 /// `message Node { next(1): Node; }`: the view `Node<'a>` holds `Option<Lazy<'a, Node<'a>>>`,
@@ -16,7 +18,7 @@ use crate::{Decode, Encode, Error, Reader, Sink, WireSize};
 /// use bebop_core::{Decode, Encode, Lazy};
 ///
 /// let lazy = Lazy::<&str>::from_bytes(b"\x02\0\0\0hi\0")?;
-/// assert_eq!(lazy.get()?, "hi");
+/// assert_eq!(lazy.get(), "hi");
 /// assert_eq!(lazy.wire_bytes(), Some(&b"\x02\0\0\0hi\0"[..]));
 ///
 /// let built = Lazy::from_ref(&"hi");
@@ -30,6 +32,7 @@ pub struct Lazy<'a, T> {
 enum Repr<'a, T> {
     Wire(&'a [u8]),
     Ref(&'a T),
+    Lent(LentOne<'a, T>),
 }
 
 impl<T> Clone for Lazy<'_, T> {
@@ -57,18 +60,41 @@ impl<'a, T> Lazy<'a, T> {
     pub const fn wire_bytes(&self) -> Option<&'a [u8]> {
         match self.repr {
             Repr::Wire(bytes) => Some(bytes),
-            Repr::Ref(_) => None,
+            Repr::Ref(_) | Repr::Lent(_) => None,
+        }
+    }
+
+    pub(crate) const fn from_lent(value: LentOne<'a, T>) -> Self {
+        Lazy {
+            repr: Repr::Lent(value),
         }
     }
 }
 
 impl<'a, T: Decode<'a> + Clone> Lazy<'a, T> {
-    /// Decodes the value. For a `Lazy` produced by decoding, the bytes were validated then and
-    /// this does not fail; the `Result` is there because `T::decode` is arbitrary code.
-    pub fn get(&self) -> Result<T, Error> {
+    /// The value: decoded from its bytes, which were validated when the enclosing value was
+    /// decoded, so this cannot fail; or the caller's value; or the owned value's view.
+    ///
+    /// # Panics
+    ///
+    /// Never for the runtime's and the generated types. Decoding is a function of the bytes
+    /// (the [`Decode`] contract), so bytes that decoded once decode again; only a `Decode`
+    /// impl that breaks that contract (one that fails the second time on the same bytes)
+    /// reaches the panic. [`try_get`](Self::try_get) reports that case as an error instead.
+    pub fn get(&self) -> T {
+        match self.try_get() {
+            Ok(value) => value,
+            Err(_) => panic!("Lazy::get: a Decode impl rejected bytes it had accepted"),
+        }
+    }
+
+    /// [`get`](Self::get), with a `Decode` impl that breaks its contract reported as the
+    /// error it returned rather than as a panic.
+    pub fn try_get(&self) -> Result<T, Error> {
         match self.repr {
             Repr::Wire(bytes) => T::decode(&mut Reader::trusted(bytes)),
             Repr::Ref(value) => Ok(value.clone()),
+            Repr::Lent(owned) => Ok(owned.get()),
         }
     }
 }
@@ -92,6 +118,7 @@ impl<T: Encode> Encode for Lazy<'_, T> {
         match self.repr {
             Repr::Wire(bytes) => bytes.len(),
             Repr::Ref(value) => value.encoded_size(),
+            Repr::Lent(owned) => owned.get().encoded_size(),
         }
     }
 
@@ -99,13 +126,14 @@ impl<T: Encode> Encode for Lazy<'_, T> {
         match self.repr {
             Repr::Wire(bytes) => sink.write(bytes),
             Repr::Ref(value) => value.encode(sink),
+            Repr::Lent(owned) => owned.get().encode(sink),
         }
     }
 }
 
 impl<'a, T: Decode<'a> + Clone + PartialEq> PartialEq for Lazy<'a, T> {
     fn eq(&self, other: &Self) -> bool {
-        match (self.get(), other.get()) {
+        match (self.try_get(), other.try_get()) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         }
@@ -114,7 +142,7 @@ impl<'a, T: Decode<'a> + Clone + PartialEq> PartialEq for Lazy<'a, T> {
 
 impl<'a, T: Decode<'a> + Clone + fmt::Debug> fmt::Debug for Lazy<'a, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.get() {
+        match self.try_get() {
             Ok(value) => value.fmt(f),
             Err(e) => write!(f, "<{e}>"),
         }
@@ -124,7 +152,7 @@ impl<'a, T: Decode<'a> + Clone + fmt::Debug> fmt::Debug for Lazy<'a, T> {
 #[cfg(feature = "defmt")]
 impl<'a, T: Decode<'a> + Clone + defmt::Format> defmt::Format for Lazy<'a, T> {
     fn format(&self, f: defmt::Formatter<'_>) {
-        match self.get() {
+        match self.try_get() {
             Ok(value) => defmt::write!(f, "{}", value),
             Err(e) => defmt::write!(f, "<{}>", e),
         }

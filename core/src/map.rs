@@ -4,6 +4,7 @@ use core::borrow::Borrow;
 use core::fmt;
 use core::marker::PhantomData;
 
+use crate::lent::{Lent, LentIter};
 use crate::{Decode, Encode, Error, Reader, Sink, WireSize};
 
 /// A view of a map `map[K, V]`: decoded (validated wire bytes, entries decoded as they are
@@ -38,6 +39,10 @@ enum Repr<'a, K, V> {
         _kv: PhantomData<fn() -> (K, V)>,
     },
     Slice(&'a [(K, V)]),
+    /// An owned map lending each entry's view (`Map::from_btree_map`, `Map::from_pairs`:
+    /// owned maps need the `alloc` feature).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    Lent(Lent<'a, (K, V)>),
 }
 
 impl<K, V> Clone for Repr<'_, K, V> {
@@ -68,16 +73,24 @@ impl<'a, K, V> Map<'a, K, V> {
         }
     }
 
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) const fn from_lent(entries: Lent<'a, (K, V)>) -> Self {
+        Map {
+            repr: Repr::Lent(entries),
+        }
+    }
+
     /// The number of entries (duplicates included).
-    pub const fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         match self.repr {
             Repr::Wire { len, .. } => len,
             Repr::Slice(entries) => entries.len(),
+            Repr::Lent(entries) => entries.len(),
         }
     }
 
     /// True when there are no entries.
-    pub const fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -85,7 +98,7 @@ impl<'a, K, V> Map<'a, K, V> {
     pub const fn wire_bytes(&self) -> Option<&'a [u8]> {
         match self.repr {
             Repr::Wire { bytes, .. } => Some(bytes),
-            Repr::Slice(_) => None,
+            Repr::Slice(_) | Repr::Lent(_) => None,
         }
     }
 }
@@ -101,6 +114,7 @@ impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Map<'a, K, V> {
                     _kv: PhantomData,
                 },
                 Repr::Slice(entries) => IterRepr::Slice(entries.iter()),
+                Repr::Lent(entries) => IterRepr::Lent(entries.iter()),
             },
         }
     }
@@ -178,11 +192,17 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
     }
 }
 
-impl<'a, K: Decode<'a> + Encode, V: Decode<'a> + Encode> Encode for Map<'a, K, V> {
+/// (Keys and values are `Clone`, as every view is, so that a map lent by an owned one can be
+/// walked: a sorted map finds the next entry from the last key.)
+impl<'a, K: Decode<'a> + Encode + Clone, V: Decode<'a> + Encode + Clone> Encode for Map<'a, K, V> {
     fn encoded_size(&self) -> usize {
         4 + match self.repr {
             Repr::Wire { bytes, .. } => bytes.len(),
             Repr::Slice(entries) => entries
+                .iter()
+                .map(|(k, v)| k.encoded_size() + v.encoded_size())
+                .sum(),
+            Repr::Lent(_) => self
                 .iter()
                 .map(|(k, v)| k.encoded_size() + v.encoded_size())
                 .sum(),
@@ -200,6 +220,10 @@ impl<'a, K: Decode<'a> + Encode, V: Decode<'a> + Encode> Encode for Map<'a, K, V
                 }
                 Ok(())
             }
+            Repr::Lent(_) => self.iter().try_for_each(|(k, v)| {
+                k.encode(sink)?;
+                v.encode(sink)
+            }),
         }
     }
 }
@@ -277,6 +301,8 @@ enum IterRepr<'a, K, V> {
         _kv: PhantomData<fn() -> (K, V)>,
     },
     Slice(core::slice::Iter<'a, (K, V)>),
+    /// Entries lent by an owned map.
+    Lent(LentIter<'a, (K, V)>),
 }
 
 impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Iterator for Iter<'a, K, V> {
@@ -285,6 +311,7 @@ impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Iterator for Iter<'a, K, 
     fn next(&mut self) -> Option<(K, V)> {
         match &mut self.repr {
             IterRepr::Slice(it) => it.next().cloned(),
+            IterRepr::Lent(it) => it.next(),
             IterRepr::Wire { reader, left, .. } => {
                 if *left == 0 {
                     return None;
@@ -306,6 +333,7 @@ impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Iterator for Iter<'a, K, 
         let n = match &self.repr {
             IterRepr::Wire { left, .. } => *left,
             IterRepr::Slice(it) => it.len(),
+            IterRepr::Lent(it) => it.left(),
         };
         (n, Some(n))
     }

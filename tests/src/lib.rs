@@ -415,14 +415,14 @@ impl Chain<'_> {
     }
 
     /// The number of links, following `next` (iteratively, so long chains need no stack).
-    pub fn link_count(&self) -> Result<usize, Error> {
+    pub fn link_count(&self) -> usize {
         let mut n = 1;
         let mut cur = *self;
         while let Some(next) = cur.next {
-            cur = next.get()?;
+            cur = next.get();
             n += 1;
         }
-        Ok(n)
+        n
     }
 }
 

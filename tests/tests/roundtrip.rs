@@ -208,6 +208,51 @@ proptest! {
         prop_assert_eq!(BTreeMap::<String, i32>::from_bytes(&bytes).unwrap(), m);
     }
 
+    /// Owned collections lend views that equal the decoded ones and encode the same bytes as
+    /// the owned values (`Array::from_owned`, `Map::from_btree_map`, `Map::from_pairs`,
+    /// `FixedArray::from_owned`, `Lazy::from_owned`), walked forwards, by index and by `nth`.
+    #[test]
+    fn rt_lent_views(
+        nested in proptest::collection::vec(proptest::collection::vec(".{0,6}", 0..4), 0..6),
+        sorted in proptest::collection::btree_map(any::<u16>(), proptest::collection::vec(any::<u8>(), 0..5), 0..12),
+        pairs in proptest::collection::vec((".{0,3}", ".{0,3}"), 0..8),
+        fixed in proptest::collection::vec(".{0,4}", 3),
+        boxed in ".{0,10}",
+        skip in 0usize..8,
+    ) {
+        let lent: Array<'_, Array<'_, &str>> = Array::from_owned(&nested);
+        let bytes = encode_all_ways(&lent);
+        prop_assert_eq!(&bytes, &nested.encode_to_vec().unwrap());
+        prop_assert_eq!(Array::<Array<&str>>::from_bytes(&bytes).unwrap(), lent);
+        prop_assert_eq!(lent.iter().nth(skip), lent.get(skip));
+        prop_assert_eq!(lent.iter().skip(skip).count(), nested.len().saturating_sub(skip));
+
+        let lent: Map<'_, u16, &[u8]> = Map::from_btree_map(&sorted);
+        let bytes = encode_all_ways(&lent);
+        prop_assert_eq!(&bytes, &sorted.encode_to_vec().unwrap());
+        let decoded = Map::<u16, &[u8]>::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(decoded, lent);
+        for (k, v) in &sorted {
+            prop_assert_eq!(lent.get(k), Some(v.as_slice()));
+        }
+
+        let lent: Map<'_, &str, &str> = Map::from_pairs(&pairs);
+        let bytes = encode_all_ways(&lent);
+        let decoded = Map::<&str, &str>::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(decoded, lent);
+        prop_assert_eq!(lent.len(), pairs.len());
+
+        let owned: [String; 3] = [fixed[0].clone(), fixed[1].clone(), fixed[2].clone()];
+        let lent: FixedArray<'_, &str, 3> = FixedArray::from_owned(&owned);
+        let bytes = encode_all_ways(&lent);
+        prop_assert_eq!(FixedArray::<&str, 3>::from_bytes(&bytes).unwrap(), lent);
+
+        let boxed = Box::new(boxed);
+        let lent: Lazy<'_, &str> = Lazy::from_owned(&*boxed);
+        let bytes = encode_all_ways(&lent);
+        prop_assert_eq!(Lazy::<&str>::from_bytes(&bytes).unwrap().get(), boxed.as_str());
+    }
+
     #[test]
     fn rt_points_and_shapes(points in proptest::collection::vec(point(), 0..10), shapes in proptest::collection::vec(shape(), 0..10)) {
         let bytes = encode_all_ways(&Array::from_slice(&points));
@@ -263,11 +308,11 @@ proptest! {
         }
         let bytes = bytes.unwrap();
         let mut cur = Chain::from_bytes(&bytes).unwrap();
-        prop_assert_eq!(cur.link_count(), Ok(values.len()));
+        prop_assert_eq!(cur.link_count(), values.len());
         for v in &values {
             prop_assert_eq!(cur.value, Some(*v));
             if let Some(next) = cur.next {
-                cur = next.get().unwrap();
+                cur = next.get();
             }
         }
     }

@@ -3583,20 +3583,132 @@ pub mod bebop {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 pub mod owned {
     /// Owned forms of: definitions of package `bebop`.
     #[allow(clippy::module_inception)]
     pub mod bebop {
+        /// `bebop.TypeKind` is its own owned form.
+        pub type TypeKind = super::super::bebop::TypeKind;
+        impl ::bebop_runtime::ToOwnedValue for TypeKind {
+            type Owned = TypeKind;
+            fn to_owned_value(&self) -> TypeKind {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for TypeKind {
+            type View<'a> = TypeKind;
+            fn as_view(&self) -> TypeKind {
+                *self
+            }
+        }
+
+        /// `bebop.DefinitionKind` is its own owned form.
+        pub type DefinitionKind = super::super::bebop::DefinitionKind;
+        impl ::bebop_runtime::ToOwnedValue for DefinitionKind {
+            type Owned = DefinitionKind;
+            fn to_owned_value(&self) -> DefinitionKind {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DefinitionKind {
+            type View<'a> = DefinitionKind;
+            fn as_view(&self) -> DefinitionKind {
+                *self
+            }
+        }
+
+        /// `bebop.MethodType` is its own owned form.
+        pub type MethodType = super::super::bebop::MethodType;
+        impl ::bebop_runtime::ToOwnedValue for MethodType {
+            type Owned = MethodType;
+            fn to_owned_value(&self) -> MethodType {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for MethodType {
+            type View<'a> = MethodType;
+            fn as_view(&self) -> MethodType {
+                *self
+            }
+        }
+
+        /// `bebop.Visibility` is its own owned form.
+        pub type Visibility = super::super::bebop::Visibility;
+        impl ::bebop_runtime::ToOwnedValue for Visibility {
+            type Owned = Visibility;
+            fn to_owned_value(&self) -> Visibility {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Visibility {
+            type View<'a> = Visibility;
+            fn as_view(&self) -> Visibility {
+                *self
+            }
+        }
+
+        /// `bebop.LiteralKind` is its own owned form.
+        pub type LiteralKind = super::super::bebop::LiteralKind;
+        impl ::bebop_runtime::ToOwnedValue for LiteralKind {
+            type Owned = LiteralKind;
+            fn to_owned_value(&self) -> LiteralKind {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for LiteralKind {
+            type View<'a> = LiteralKind;
+            fn as_view(&self) -> LiteralKind {
+                *self
+            }
+        }
+
+        /// `bebop.DecoratorTarget` is its own owned form.
+        pub type DecoratorTarget = super::super::bebop::DecoratorTarget;
+        impl ::bebop_runtime::ToOwnedValue for DecoratorTarget {
+            type Owned = DecoratorTarget;
+            fn to_owned_value(&self) -> DecoratorTarget {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DecoratorTarget {
+            type View<'a> = DecoratorTarget;
+            fn as_view(&self) -> DecoratorTarget {
+                *self
+            }
+        }
+
+        /// `bebop.Edition` is its own owned form.
+        pub type Edition = super::super::bebop::Edition;
+        impl ::bebop_runtime::ToOwnedValue for Edition {
+            type Owned = Edition;
+            fn to_owned_value(&self) -> Edition {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Edition {
+            type View<'a> = Edition;
+            fn as_view(&self) -> Edition {
+                *self
+            }
+        }
+
         /// A type: of a field, a constant, a method's request or response, an element, a key.
         /// `kind` says which of the other fields are present.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.TypeDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct TypeDescriptor {
             /// `kind(1): bebop.TypeKind`
@@ -3751,53 +3863,83 @@ pub mod owned {
         }
 
         impl super::super::bebop::TypeDescriptor<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<TypeDescriptor, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(TypeDescriptor {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> TypeDescriptor {
+                TypeDescriptor {
                     kind: self.kind,
                     array_element: self
                         .array_element
-                        .map(|v0| {
-                            v0
-                                .get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_runtime::alloc_types::Box::new)
-                        })
-                        .transpose()?,
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
+                            v0.get().to_owned_value(),
+                        )),
                     fixed_array_element: self
                         .fixed_array_element
-                        .map(|v0| {
-                            v0
-                                .get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_runtime::alloc_types::Box::new)
-                        })
-                        .transpose()?,
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
+                            v0.get().to_owned_value(),
+                        )),
                     fixed_array_size: self.fixed_array_size,
                     map_key: self
                         .map_key
-                        .map(|v0| {
-                            v0
-                                .get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_runtime::alloc_types::Box::new)
-                        })
-                        .transpose()?,
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
+                            v0.get().to_owned_value(),
+                        )),
                     map_value: self
                         .map_value
-                        .map(|v0| {
-                            v0
-                                .get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_runtime::alloc_types::Box::new)
-                        })
-                        .transpose()?,
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
+                            v0.get().to_owned_value(),
+                        )),
                     defined_fqn: self
                         .defined_fqn
                         .map(::bebop_runtime::alloc_types::String::from),
-                })
+                }
+            }
+        }
+
+        impl TypeDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::TypeDescriptor<'_> {
+                super::super::bebop::TypeDescriptor {
+                    kind: self.kind,
+                    array_element: self
+                        .array_element
+                        .as_deref()
+                        .map(::bebop_runtime::Lazy::from_owned),
+                    fixed_array_element: self
+                        .fixed_array_element
+                        .as_deref()
+                        .map(::bebop_runtime::Lazy::from_owned),
+                    fixed_array_size: self.fixed_array_size,
+                    map_key: self
+                        .map_key
+                        .as_deref()
+                        .map(::bebop_runtime::Lazy::from_owned),
+                    map_value: self
+                        .map_value
+                        .as_deref()
+                        .map(::bebop_runtime::Lazy::from_owned),
+                    defined_fqn: self.defined_fqn.as_deref(),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::TypeDescriptor<'_> {
+            type Owned = TypeDescriptor;
+            fn to_owned_value(&self) -> TypeDescriptor {
+                super::super::bebop::TypeDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for TypeDescriptor {
+            type View<'a> = super::super::bebop::TypeDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::TypeDescriptor<'_> {
+                TypeDescriptor::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::TypeDescriptor<'a>>
+        for TypeDescriptor {
+            fn lend(&'a self) -> super::super::bebop::TypeDescriptor<'a> {
+                TypeDescriptor::as_view(self)
             }
         }
 
@@ -4001,7 +4143,7 @@ pub mod owned {
         }
 
         impl LiteralValue {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::bebop::LiteralValue<'_> {
                 super::super::bebop::LiteralValue {
                     kind: self.kind,
@@ -4015,6 +4157,27 @@ pub mod owned {
                     timestamp_value: self.timestamp_value,
                     duration_value: self.duration_value,
                 }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::LiteralValue<'_> {
+            type Owned = LiteralValue;
+            fn to_owned_value(&self) -> LiteralValue {
+                super::super::bebop::LiteralValue::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for LiteralValue {
+            type View<'a> = super::super::bebop::LiteralValue<'a>;
+            fn as_view(&self) -> super::super::bebop::LiteralValue<'_> {
+                LiteralValue::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::LiteralValue<'a>>
+        for LiteralValue {
+            fn lend(&'a self) -> super::super::bebop::LiteralValue<'a> {
+                LiteralValue::as_view(self)
             }
         }
 
@@ -4091,7 +4254,7 @@ pub mod owned {
         }
 
         impl DecoratorArg {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::bebop::DecoratorArg<'_> {
                 super::super::bebop::DecoratorArg {
                     name: self.name.as_str(),
@@ -4100,11 +4263,32 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::DecoratorArg<'_> {
+            type Owned = DecoratorArg;
+            fn to_owned_value(&self) -> DecoratorArg {
+                super::super::bebop::DecoratorArg::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DecoratorArg {
+            type View<'a> = super::super::bebop::DecoratorArg<'a>;
+            fn as_view(&self) -> super::super::bebop::DecoratorArg<'_> {
+                DecoratorArg::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorArg<'a>>
+        for DecoratorArg {
+            fn lend(&'a self) -> super::super::bebop::DecoratorArg<'a> {
+                DecoratorArg::as_view(self)
+            }
+        }
+
         /// A decorator applied to an element.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.DecoratorUsage`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct DecoratorUsage {
             /// The decorator's name as written.
@@ -4226,11 +4410,46 @@ pub mod owned {
             }
         }
 
+        impl DecoratorUsage {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::DecoratorUsage<'_> {
+                super::super::bebop::DecoratorUsage {
+                    fqn: self.fqn.as_deref(),
+                    args: self.args.as_ref().map(::bebop_runtime::Array::from_owned),
+                    export_data: self
+                        .export_data
+                        .as_ref()
+                        .map(::bebop_runtime::Map::from_pairs),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::DecoratorUsage<'_> {
+            type Owned = DecoratorUsage;
+            fn to_owned_value(&self) -> DecoratorUsage {
+                super::super::bebop::DecoratorUsage::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DecoratorUsage {
+            type View<'a> = super::super::bebop::DecoratorUsage<'a>;
+            fn as_view(&self) -> super::super::bebop::DecoratorUsage<'_> {
+                DecoratorUsage::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorUsage<'a>>
+        for DecoratorUsage {
+            fn lend(&'a self) -> super::super::bebop::DecoratorUsage<'a> {
+                DecoratorUsage::as_view(self)
+            }
+        }
+
         /// A field of a struct (`index` 0) or of a message (`index` is the tag).
         ///
         /// From `bebop/descriptor.bop`: `message bebop.FieldDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct FieldDescriptor {
             /// `name(1): string`
@@ -4346,21 +4565,56 @@ pub mod owned {
         }
 
         impl super::super::bebop::FieldDescriptor<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<FieldDescriptor, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(FieldDescriptor {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> FieldDescriptor {
+                FieldDescriptor {
                     name: self.name.map(::bebop_runtime::alloc_types::String::from),
                     documentation: self
                         .documentation
                         .map(::bebop_runtime::alloc_types::String::from),
-                    r#type: self.r#type.map(|v0| v0.to_owned_value()).transpose()?,
+                    r#type: self.r#type.map(|v0| v0.to_owned_value()),
                     index: self.index,
                     decorators: self
                         .decorators
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
-                })
+                }
+            }
+        }
+
+        impl FieldDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::FieldDescriptor<'_> {
+                super::super::bebop::FieldDescriptor {
+                    name: self.name.as_deref(),
+                    documentation: self.documentation.as_deref(),
+                    r#type: self.r#type.as_ref().map(|v0| v0.as_view()),
+                    index: self.index,
+                    decorators: self
+                        .decorators
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::FieldDescriptor<'_> {
+            type Owned = FieldDescriptor;
+            fn to_owned_value(&self) -> FieldDescriptor {
+                super::super::bebop::FieldDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for FieldDescriptor {
+            type View<'a> = super::super::bebop::FieldDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::FieldDescriptor<'_> {
+                FieldDescriptor::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::FieldDescriptor<'a>>
+        for FieldDescriptor {
+            fn lend(&'a self) -> super::super::bebop::FieldDescriptor<'a> {
+                FieldDescriptor::as_view(self)
             }
         }
 
@@ -4368,7 +4622,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.EnumMemberDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct EnumMemberDescriptor {
             /// `name(1): string`
@@ -4506,12 +4760,50 @@ pub mod owned {
             }
         }
 
+        impl EnumMemberDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::EnumMemberDescriptor<'_> {
+                super::super::bebop::EnumMemberDescriptor {
+                    name: self.name.as_deref(),
+                    documentation: self.documentation.as_deref(),
+                    value: self.value,
+                    decorators: self
+                        .decorators
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    value_expr: self.value_expr.as_deref(),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::EnumMemberDescriptor<'_> {
+            type Owned = EnumMemberDescriptor;
+            fn to_owned_value(&self) -> EnumMemberDescriptor {
+                super::super::bebop::EnumMemberDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for EnumMemberDescriptor {
+            type View<'a> = super::super::bebop::EnumMemberDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::EnumMemberDescriptor<'_> {
+                EnumMemberDescriptor::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::EnumMemberDescriptor<'a>>
+        for EnumMemberDescriptor {
+            fn lend(&'a self) -> super::super::bebop::EnumMemberDescriptor<'a> {
+                EnumMemberDescriptor::as_view(self)
+            }
+        }
+
         /// A branch of a union: either an inline definition (`inline_fqn`, found in the union's
         /// `nested` list) or a reference to a struct or message (`type_ref_fqn` and `name`).
         ///
         /// From `bebop/descriptor.bop`: `message bebop.UnionBranchDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct UnionBranchDescriptor {
             /// `discriminator(1): byte`
@@ -4663,11 +4955,52 @@ pub mod owned {
             }
         }
 
+        impl UnionBranchDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::UnionBranchDescriptor<'_> {
+                super::super::bebop::UnionBranchDescriptor {
+                    discriminator: self.discriminator,
+                    documentation: self.documentation.as_deref(),
+                    inline_fqn: self.inline_fqn.as_deref(),
+                    type_ref_fqn: self.type_ref_fqn.as_deref(),
+                    name: self.name.as_deref(),
+                    decorators: self
+                        .decorators
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::UnionBranchDescriptor<'_> {
+            type Owned = UnionBranchDescriptor;
+            fn to_owned_value(&self) -> UnionBranchDescriptor {
+                super::super::bebop::UnionBranchDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for UnionBranchDescriptor {
+            type View<'a> = super::super::bebop::UnionBranchDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::UnionBranchDescriptor<'_> {
+                UnionBranchDescriptor::as_view(self)
+            }
+        }
+
+        impl<
+            'a,
+        > ::bebop_runtime::Lend<'a, super::super::bebop::UnionBranchDescriptor<'a>>
+        for UnionBranchDescriptor {
+            fn lend(&'a self) -> super::super::bebop::UnionBranchDescriptor<'a> {
+                UnionBranchDescriptor::as_view(self)
+            }
+        }
+
         /// A method of a service.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.MethodDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct MethodDescriptor {
             /// `name(1): string`
@@ -4805,29 +5138,61 @@ pub mod owned {
         }
 
         impl super::super::bebop::MethodDescriptor<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<MethodDescriptor, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(MethodDescriptor {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> MethodDescriptor {
+                MethodDescriptor {
                     name: self.name.map(::bebop_runtime::alloc_types::String::from),
                     documentation: self
                         .documentation
                         .map(::bebop_runtime::alloc_types::String::from),
-                    request_type: self
-                        .request_type
-                        .map(|v0| v0.to_owned_value())
-                        .transpose()?,
-                    response_type: self
-                        .response_type
-                        .map(|v0| v0.to_owned_value())
-                        .transpose()?,
+                    request_type: self.request_type.map(|v0| v0.to_owned_value()),
+                    response_type: self.response_type.map(|v0| v0.to_owned_value()),
                     method_type: self.method_type,
                     id: self.id,
                     decorators: self
                         .decorators
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
-                })
+                }
+            }
+        }
+
+        impl MethodDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::MethodDescriptor<'_> {
+                super::super::bebop::MethodDescriptor {
+                    name: self.name.as_deref(),
+                    documentation: self.documentation.as_deref(),
+                    request_type: self.request_type.as_ref().map(|v0| v0.as_view()),
+                    response_type: self.response_type.as_ref().map(|v0| v0.as_view()),
+                    method_type: self.method_type,
+                    id: self.id,
+                    decorators: self
+                        .decorators
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::MethodDescriptor<'_> {
+            type Owned = MethodDescriptor;
+            fn to_owned_value(&self) -> MethodDescriptor {
+                super::super::bebop::MethodDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for MethodDescriptor {
+            type View<'a> = super::super::bebop::MethodDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::MethodDescriptor<'_> {
+                MethodDescriptor::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::MethodDescriptor<'a>>
+        for MethodDescriptor {
+            fn lend(&'a self) -> super::super::bebop::MethodDescriptor<'a> {
+                MethodDescriptor::as_view(self)
             }
         }
 
@@ -4835,7 +5200,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.EnumDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct EnumDef {
             /// The integer type (UINT32 unless written).
@@ -4943,11 +5308,46 @@ pub mod owned {
             }
         }
 
+        impl EnumDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::EnumDef<'_> {
+                super::super::bebop::EnumDef {
+                    base_type: self.base_type,
+                    members: self
+                        .members
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    is_flags: self.is_flags,
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::EnumDef<'_> {
+            type Owned = EnumDef;
+            fn to_owned_value(&self) -> EnumDef {
+                super::super::bebop::EnumDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for EnumDef {
+            type View<'a> = super::super::bebop::EnumDef<'a>;
+            fn as_view(&self) -> super::super::bebop::EnumDef<'_> {
+                EnumDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::EnumDef<'a>>
+        for EnumDef {
+            fn lend(&'a self) -> super::super::bebop::EnumDef<'a> {
+                EnumDef::as_view(self)
+            }
+        }
+
         /// Body of a struct.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.StructDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct StructDef {
             /// `fields(1): bebop.FieldDescriptor[]`
@@ -5047,23 +5447,47 @@ pub mod owned {
         }
 
         impl super::super::bebop::StructDef<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<StructDef, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(StructDef {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> StructDef {
+                StructDef {
                     fields: self
                         .fields
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     is_mutable: self.is_mutable,
                     fixed_size: self.fixed_size,
-                })
+                }
+            }
+        }
+
+        impl StructDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::StructDef<'_> {
+                super::super::bebop::StructDef {
+                    fields: self.fields.as_ref().map(::bebop_runtime::Array::from_owned),
+                    is_mutable: self.is_mutable,
+                    fixed_size: self.fixed_size,
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::StructDef<'_> {
+            type Owned = StructDef;
+            fn to_owned_value(&self) -> StructDef {
+                super::super::bebop::StructDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for StructDef {
+            type View<'a> = super::super::bebop::StructDef<'a>;
+            fn as_view(&self) -> super::super::bebop::StructDef<'_> {
+                StructDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::StructDef<'a>>
+        for StructDef {
+            fn lend(&'a self) -> super::super::bebop::StructDef<'a> {
+                StructDef::as_view(self)
             }
         }
 
@@ -5071,7 +5495,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.MessageDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct MessageDef {
             /// `fields(1): bebop.FieldDescriptor[]`
@@ -5140,21 +5564,43 @@ pub mod owned {
         }
 
         impl super::super::bebop::MessageDef<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<MessageDef, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(MessageDef {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> MessageDef {
+                MessageDef {
                     fields: self
                         .fields
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
-                })
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
+                }
+            }
+        }
+
+        impl MessageDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::MessageDef<'_> {
+                super::super::bebop::MessageDef {
+                    fields: self.fields.as_ref().map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::MessageDef<'_> {
+            type Owned = MessageDef;
+            fn to_owned_value(&self) -> MessageDef {
+                super::super::bebop::MessageDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for MessageDef {
+            type View<'a> = super::super::bebop::MessageDef<'a>;
+            fn as_view(&self) -> super::super::bebop::MessageDef<'_> {
+                MessageDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::MessageDef<'a>>
+        for MessageDef {
+            fn lend(&'a self) -> super::super::bebop::MessageDef<'a> {
+                MessageDef::as_view(self)
             }
         }
 
@@ -5162,7 +5608,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.UnionDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct UnionDef {
             /// `branches(1): bebop.UnionBranchDescriptor[]`
@@ -5241,11 +5687,44 @@ pub mod owned {
             }
         }
 
+        impl UnionDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::UnionDef<'_> {
+                super::super::bebop::UnionDef {
+                    branches: self
+                        .branches
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::UnionDef<'_> {
+            type Owned = UnionDef;
+            fn to_owned_value(&self) -> UnionDef {
+                super::super::bebop::UnionDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for UnionDef {
+            type View<'a> = super::super::bebop::UnionDef<'a>;
+            fn as_view(&self) -> super::super::bebop::UnionDef<'_> {
+                UnionDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::UnionDef<'a>>
+        for UnionDef {
+            fn lend(&'a self) -> super::super::bebop::UnionDef<'a> {
+                UnionDef::as_view(self)
+            }
+        }
+
         /// Body of a service.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.ServiceDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct ServiceDef {
             /// `methods(1): bebop.MethodDescriptor[]`
@@ -5314,21 +5793,46 @@ pub mod owned {
         }
 
         impl super::super::bebop::ServiceDef<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<ServiceDef, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(ServiceDef {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> ServiceDef {
+                ServiceDef {
                     methods: self
                         .methods
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
-                })
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
+                }
+            }
+        }
+
+        impl ServiceDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::ServiceDef<'_> {
+                super::super::bebop::ServiceDef {
+                    methods: self
+                        .methods
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::ServiceDef<'_> {
+            type Owned = ServiceDef;
+            fn to_owned_value(&self) -> ServiceDef {
+                super::super::bebop::ServiceDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for ServiceDef {
+            type View<'a> = super::super::bebop::ServiceDef<'a>;
+            fn as_view(&self) -> super::super::bebop::ServiceDef<'_> {
+                ServiceDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::ServiceDef<'a>>
+        for ServiceDef {
+            fn lend(&'a self) -> super::super::bebop::ServiceDef<'a> {
+                ServiceDef::as_view(self)
             }
         }
 
@@ -5336,7 +5840,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.ConstDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct ConstDef {
             /// `type(1): bebop.TypeDescriptor`
@@ -5417,14 +5921,43 @@ pub mod owned {
         }
 
         impl super::super::bebop::ConstDef<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<ConstDef, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(ConstDef {
-                    r#type: self.r#type.map(|v0| v0.to_owned_value()).transpose()?,
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> ConstDef {
+                ConstDef {
+                    r#type: self.r#type.map(|v0| v0.to_owned_value()),
                     value: self.value.map(|v0| v0.to_owned_value()),
-                })
+                }
+            }
+        }
+
+        impl ConstDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::ConstDef<'_> {
+                super::super::bebop::ConstDef {
+                    r#type: self.r#type.as_ref().map(|v0| v0.as_view()),
+                    value: self.value.as_ref().map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::ConstDef<'_> {
+            type Owned = ConstDef;
+            fn to_owned_value(&self) -> ConstDef {
+                super::super::bebop::ConstDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for ConstDef {
+            type View<'a> = super::super::bebop::ConstDef<'a>;
+            fn as_view(&self) -> super::super::bebop::ConstDef<'_> {
+                ConstDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::ConstDef<'a>>
+        for ConstDef {
+            fn lend(&'a self) -> super::super::bebop::ConstDef<'a> {
+                ConstDef::as_view(self)
             }
         }
 
@@ -5432,7 +5965,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.DecoratorParamDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct DecoratorParamDef {
             /// `name(1): string`
@@ -5582,11 +6115,50 @@ pub mod owned {
             }
         }
 
+        impl DecoratorParamDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::DecoratorParamDef<'_> {
+                super::super::bebop::DecoratorParamDef {
+                    name: self.name.as_deref(),
+                    description: self.description.as_deref(),
+                    r#type: self.r#type,
+                    required: self.required,
+                    default_value: self.default_value.as_ref().map(|v0| v0.as_view()),
+                    allowed_values: self
+                        .allowed_values
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::DecoratorParamDef<'_> {
+            type Owned = DecoratorParamDef;
+            fn to_owned_value(&self) -> DecoratorParamDef {
+                super::super::bebop::DecoratorParamDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DecoratorParamDef {
+            type View<'a> = super::super::bebop::DecoratorParamDef<'a>;
+            fn as_view(&self) -> super::super::bebop::DecoratorParamDef<'_> {
+                DecoratorParamDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorParamDef<'a>>
+        for DecoratorParamDef {
+            fn lend(&'a self) -> super::super::bebop::DecoratorParamDef<'a> {
+                DecoratorParamDef::as_view(self)
+            }
+        }
+
         /// Body of a decorator definition.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.DecoratorDef`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct DecoratorDef {
             /// `targets(1): bebop.DecoratorTarget`
@@ -5730,12 +6302,46 @@ pub mod owned {
             }
         }
 
+        impl DecoratorDef {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::DecoratorDef<'_> {
+                super::super::bebop::DecoratorDef {
+                    targets: self.targets,
+                    allow_multiple: self.allow_multiple,
+                    params: self.params.as_ref().map(::bebop_runtime::Array::from_owned),
+                    validate_source: self.validate_source.as_deref(),
+                    export_source: self.export_source.as_deref(),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::DecoratorDef<'_> {
+            type Owned = DecoratorDef;
+            fn to_owned_value(&self) -> DecoratorDef {
+                super::super::bebop::DecoratorDef::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DecoratorDef {
+            type View<'a> = super::super::bebop::DecoratorDef<'a>;
+            fn as_view(&self) -> super::super::bebop::DecoratorDef<'_> {
+                DecoratorDef::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorDef<'a>>
+        for DecoratorDef {
+            fn lend(&'a self) -> super::super::bebop::DecoratorDef<'a> {
+                DecoratorDef::as_view(self)
+            }
+        }
+
         /// A definition. `kind` says which body field is set; `nested` lists the definitions
         /// written inside it, inline union branches included.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.DefinitionDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct DefinitionDescriptor {
             /// `kind(1): bebop.DefinitionKind`
@@ -5938,11 +6544,9 @@ pub mod owned {
         }
 
         impl super::super::bebop::DefinitionDescriptor<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<DefinitionDescriptor, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(DefinitionDescriptor {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> DefinitionDescriptor {
+                DefinitionDescriptor {
                     kind: self.kind,
                     name: self.name.map(::bebop_runtime::alloc_types::String::from),
                     fqn: self.fqn.map(::bebop_runtime::alloc_types::String::from),
@@ -5955,30 +6559,62 @@ pub mod owned {
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     nested: self
                         .nested
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     enum_def: self.enum_def.map(|v0| v0.to_owned_value()),
-                    struct_def: self
-                        .struct_def
-                        .map(|v0| v0.to_owned_value())
-                        .transpose()?,
-                    message_def: self
-                        .message_def
-                        .map(|v0| v0.to_owned_value())
-                        .transpose()?,
+                    struct_def: self.struct_def.map(|v0| v0.to_owned_value()),
+                    message_def: self.message_def.map(|v0| v0.to_owned_value()),
                     union_def: self.union_def.map(|v0| v0.to_owned_value()),
-                    service_def: self
-                        .service_def
-                        .map(|v0| v0.to_owned_value())
-                        .transpose()?,
-                    const_def: self.const_def.map(|v0| v0.to_owned_value()).transpose()?,
+                    service_def: self.service_def.map(|v0| v0.to_owned_value()),
+                    const_def: self.const_def.map(|v0| v0.to_owned_value()),
                     decorator_def: self.decorator_def.map(|v0| v0.to_owned_value()),
-                })
+                }
+            }
+        }
+
+        impl DefinitionDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::DefinitionDescriptor<'_> {
+                super::super::bebop::DefinitionDescriptor {
+                    kind: self.kind,
+                    name: self.name.as_deref(),
+                    fqn: self.fqn.as_deref(),
+                    documentation: self.documentation.as_deref(),
+                    visibility: self.visibility,
+                    decorators: self
+                        .decorators
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    nested: self.nested.as_ref().map(::bebop_runtime::Array::from_owned),
+                    enum_def: self.enum_def.as_ref().map(|v0| v0.as_view()),
+                    struct_def: self.struct_def.as_ref().map(|v0| v0.as_view()),
+                    message_def: self.message_def.as_ref().map(|v0| v0.as_view()),
+                    union_def: self.union_def.as_ref().map(|v0| v0.as_view()),
+                    service_def: self.service_def.as_ref().map(|v0| v0.as_view()),
+                    const_def: self.const_def.as_ref().map(|v0| v0.as_view()),
+                    decorator_def: self.decorator_def.as_ref().map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::DefinitionDescriptor<'_> {
+            type Owned = DefinitionDescriptor;
+            fn to_owned_value(&self) -> DefinitionDescriptor {
+                super::super::bebop::DefinitionDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DefinitionDescriptor {
+            type View<'a> = super::super::bebop::DefinitionDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::DefinitionDescriptor<'_> {
+                DefinitionDescriptor::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DefinitionDescriptor<'a>>
+        for DefinitionDescriptor {
+            fn lend(&'a self) -> super::super::bebop::DefinitionDescriptor<'a> {
+                DefinitionDescriptor::as_view(self)
             }
         }
 
@@ -5986,7 +6622,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.Location`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Location {
             /// Pairs of (field tag, index) leading from the SchemaDescriptor to the element, for
@@ -6139,11 +6775,51 @@ pub mod owned {
             }
         }
 
+        impl Location {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::Location<'_> {
+                super::super::bebop::Location {
+                    path: self
+                        .path
+                        .as_ref()
+                        .map(|v0| ::bebop_runtime::Array::from_slice(v0)),
+                    span: self.span,
+                    leading_comments: self.leading_comments.as_deref(),
+                    trailing_comments: self.trailing_comments.as_deref(),
+                    detached_comments: self
+                        .detached_comments
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::Location<'_> {
+            type Owned = Location;
+            fn to_owned_value(&self) -> Location {
+                super::super::bebop::Location::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Location {
+            type View<'a> = super::super::bebop::Location<'a>;
+            fn as_view(&self) -> super::super::bebop::Location<'_> {
+                Location::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Location<'a>>
+        for Location {
+            fn lend(&'a self) -> super::super::bebop::Location<'a> {
+                Location::as_view(self)
+            }
+        }
+
         /// Positions and comments of a schema's elements (only when asked for).
         ///
         /// From `bebop/descriptor.bop`: `message bebop.SourceCodeInfo`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct SourceCodeInfo {
             /// `locations(1): bebop.Location[]`
@@ -6222,11 +6898,44 @@ pub mod owned {
             }
         }
 
+        impl SourceCodeInfo {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::SourceCodeInfo<'_> {
+                super::super::bebop::SourceCodeInfo {
+                    locations: self
+                        .locations
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::SourceCodeInfo<'_> {
+            type Owned = SourceCodeInfo;
+            fn to_owned_value(&self) -> SourceCodeInfo {
+                super::super::bebop::SourceCodeInfo::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for SourceCodeInfo {
+            type View<'a> = super::super::bebop::SourceCodeInfo<'a>;
+            fn as_view(&self) -> super::super::bebop::SourceCodeInfo<'_> {
+                SourceCodeInfo::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::SourceCodeInfo<'a>>
+        for SourceCodeInfo {
+            fn lend(&'a self) -> super::super::bebop::SourceCodeInfo<'a> {
+                SourceCodeInfo::as_view(self)
+            }
+        }
+
         /// One .bop file.
         ///
         /// From `bebop/descriptor.bop`: `message bebop.SchemaDescriptor`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct SchemaDescriptor {
             /// The path as given to the compiler.
@@ -6355,11 +7064,9 @@ pub mod owned {
         }
 
         impl super::super::bebop::SchemaDescriptor<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<SchemaDescriptor, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(SchemaDescriptor {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> SchemaDescriptor {
+                SchemaDescriptor {
                     path: self.path.map(::bebop_runtime::alloc_types::String::from),
                     package: self
                         .package
@@ -6375,15 +7082,54 @@ pub mod owned {
                         }),
                     definitions: self
                         .definitions
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     source_code_info: self.source_code_info.map(|v0| v0.to_owned_value()),
-                })
+                }
+            }
+        }
+
+        impl SchemaDescriptor {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::SchemaDescriptor<'_> {
+                super::super::bebop::SchemaDescriptor {
+                    path: self.path.as_deref(),
+                    package: self.package.as_deref(),
+                    edition: self.edition,
+                    imports: self
+                        .imports
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    definitions: self
+                        .definitions
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    source_code_info: self
+                        .source_code_info
+                        .as_ref()
+                        .map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::SchemaDescriptor<'_> {
+            type Owned = SchemaDescriptor;
+            fn to_owned_value(&self) -> SchemaDescriptor {
+                super::super::bebop::SchemaDescriptor::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for SchemaDescriptor {
+            type View<'a> = super::super::bebop::SchemaDescriptor<'a>;
+            fn as_view(&self) -> super::super::bebop::SchemaDescriptor<'_> {
+                SchemaDescriptor::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::SchemaDescriptor<'a>>
+        for SchemaDescriptor {
+            fn lend(&'a self) -> super::super::bebop::SchemaDescriptor<'a> {
+                SchemaDescriptor::as_view(self)
             }
         }
 
@@ -6391,7 +7137,7 @@ pub mod owned {
         ///
         /// From `bebop/descriptor.bop`: `message bebop.DescriptorSet`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct DescriptorSet {
             /// `schemas(1): bebop.SchemaDescriptor[]`
@@ -6460,21 +7206,46 @@ pub mod owned {
         }
 
         impl super::super::bebop::DescriptorSet<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<DescriptorSet, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(DescriptorSet {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> DescriptorSet {
+                DescriptorSet {
                     schemas: self
                         .schemas
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
-                })
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
+                }
+            }
+        }
+
+        impl DescriptorSet {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::DescriptorSet<'_> {
+                super::super::bebop::DescriptorSet {
+                    schemas: self
+                        .schemas
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::DescriptorSet<'_> {
+            type Owned = DescriptorSet;
+            fn to_owned_value(&self) -> DescriptorSet {
+                super::super::bebop::DescriptorSet::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DescriptorSet {
+            type View<'a> = super::super::bebop::DescriptorSet<'a>;
+            fn as_view(&self) -> super::super::bebop::DescriptorSet<'_> {
+                DescriptorSet::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DescriptorSet<'a>>
+        for DescriptorSet {
+            fn lend(&'a self) -> super::super::bebop::DescriptorSet<'a> {
+                DescriptorSet::as_view(self)
             }
         }
 
@@ -6560,7 +7331,7 @@ pub mod owned {
         }
 
         impl Version {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::bebop::Version<'_> {
                 super::super::bebop::Version {
                     major: self.major,
@@ -6571,11 +7342,32 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::Version<'_> {
+            type Owned = Version;
+            fn to_owned_value(&self) -> Version {
+                super::super::bebop::Version::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Version {
+            type View<'a> = super::super::bebop::Version<'a>;
+            fn as_view(&self) -> super::super::bebop::Version<'_> {
+                Version::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Version<'a>>
+        for Version {
+            fn lend(&'a self) -> super::super::bebop::Version<'a> {
+                Version::as_view(self)
+            }
+        }
+
         /// What a plugin receives.
         ///
         /// From `bebop/plugin.bop`: `message bebop.CodeGeneratorRequest`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct CodeGeneratorRequest {
             /// Paths of the files to generate code for (the ones named by the user).
@@ -6709,11 +7501,9 @@ pub mod owned {
         }
 
         impl super::super::bebop::CodeGeneratorRequest<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(
-                self,
-            ) -> ::core::result::Result<CodeGeneratorRequest, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(CodeGeneratorRequest {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> CodeGeneratorRequest {
+                CodeGeneratorRequest {
                     files_to_generate: self
                         .files_to_generate
                         .map(|v0| {
@@ -6730,13 +7520,7 @@ pub mod owned {
                         .map(|v0| v0.to_owned_value()),
                     schemas: self
                         .schemas
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     host_options: self
                         .host_options
                         .map(|v0| {
@@ -6748,7 +7532,70 @@ pub mod owned {
                                 ))
                                 .collect()
                         }),
-                })
+                }
+            }
+        }
+
+        impl CodeGeneratorRequest {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::CodeGeneratorRequest<'_> {
+                super::super::bebop::CodeGeneratorRequest {
+                    files_to_generate: self
+                        .files_to_generate
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    parameter: self.parameter.as_deref(),
+                    compiler_version: self
+                        .compiler_version
+                        .as_ref()
+                        .map(|v0| v0.as_view()),
+                    schemas: self
+                        .schemas
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    host_options: self
+                        .host_options
+                        .as_ref()
+                        .map(::bebop_runtime::Map::from_pairs),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::CodeGeneratorRequest<'_> {
+            type Owned = CodeGeneratorRequest;
+            fn to_owned_value(&self) -> CodeGeneratorRequest {
+                super::super::bebop::CodeGeneratorRequest::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for CodeGeneratorRequest {
+            type View<'a> = super::super::bebop::CodeGeneratorRequest<'a>;
+            fn as_view(&self) -> super::super::bebop::CodeGeneratorRequest<'_> {
+                CodeGeneratorRequest::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::CodeGeneratorRequest<'a>>
+        for CodeGeneratorRequest {
+            fn lend(&'a self) -> super::super::bebop::CodeGeneratorRequest<'a> {
+                CodeGeneratorRequest::as_view(self)
+            }
+        }
+
+        /// `bebop.DiagnosticSeverity` is its own owned form.
+        pub type DiagnosticSeverity = super::super::bebop::DiagnosticSeverity;
+        impl ::bebop_runtime::ToOwnedValue for DiagnosticSeverity {
+            type Owned = DiagnosticSeverity;
+            fn to_owned_value(&self) -> DiagnosticSeverity {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for DiagnosticSeverity {
+            type View<'a> = DiagnosticSeverity;
+            fn as_view(&self) -> DiagnosticSeverity {
+                *self
             }
         }
 
@@ -6877,7 +7724,7 @@ pub mod owned {
         }
 
         impl Diagnostic {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::bebop::Diagnostic<'_> {
                 super::super::bebop::Diagnostic {
                     severity: self.severity,
@@ -6889,11 +7736,32 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::Diagnostic<'_> {
+            type Owned = Diagnostic;
+            fn to_owned_value(&self) -> Diagnostic {
+                super::super::bebop::Diagnostic::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Diagnostic {
+            type View<'a> = super::super::bebop::Diagnostic<'a>;
+            fn as_view(&self) -> super::super::bebop::Diagnostic<'_> {
+                Diagnostic::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Diagnostic<'a>>
+        for Diagnostic {
+            fn lend(&'a self) -> super::super::bebop::Diagnostic<'a> {
+                Diagnostic::as_view(self)
+            }
+        }
+
         /// A file produced by a plugin, or text to insert into a file of an earlier plugin.
         ///
         /// From `bebop/plugin.bop`: `message bebop.GeneratedFile`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct GeneratedFile {
             /// Relative path with `/` separators, without `..` or a leading `/`. When absent, the
@@ -7022,12 +7890,48 @@ pub mod owned {
             }
         }
 
+        impl GeneratedFile {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::GeneratedFile<'_> {
+                super::super::bebop::GeneratedFile {
+                    name: self.name.as_deref(),
+                    insertion_point: self.insertion_point.as_deref(),
+                    content: self.content.as_deref(),
+                    generated_code_info: self
+                        .generated_code_info
+                        .as_ref()
+                        .map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::GeneratedFile<'_> {
+            type Owned = GeneratedFile;
+            fn to_owned_value(&self) -> GeneratedFile {
+                super::super::bebop::GeneratedFile::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for GeneratedFile {
+            type View<'a> = super::super::bebop::GeneratedFile<'a>;
+            fn as_view(&self) -> super::super::bebop::GeneratedFile<'_> {
+                GeneratedFile::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::GeneratedFile<'a>>
+        for GeneratedFile {
+            fn lend(&'a self) -> super::super::bebop::GeneratedFile<'a> {
+                GeneratedFile::as_view(self)
+            }
+        }
+
         /// What a plugin answers. Problems with the schemas go in `error` (with exit status 0);
         /// failures of the plugin itself go to standard error with a non-zero exit status.
         ///
         /// From `bebop/plugin.bop`: `message bebop.CodeGeneratorResponse`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct CodeGeneratorResponse {
             /// Non-empty when generation failed.
@@ -7136,6 +8040,44 @@ pub mod owned {
                         .diagnostics
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                 }
+            }
+        }
+
+        impl CodeGeneratorResponse {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::CodeGeneratorResponse<'_> {
+                super::super::bebop::CodeGeneratorResponse {
+                    error: self.error.as_deref(),
+                    files: self.files.as_ref().map(::bebop_runtime::Array::from_owned),
+                    diagnostics: self
+                        .diagnostics
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue
+        for super::super::bebop::CodeGeneratorResponse<'_> {
+            type Owned = CodeGeneratorResponse;
+            fn to_owned_value(&self) -> CodeGeneratorResponse {
+                super::super::bebop::CodeGeneratorResponse::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for CodeGeneratorResponse {
+            type View<'a> = super::super::bebop::CodeGeneratorResponse<'a>;
+            fn as_view(&self) -> super::super::bebop::CodeGeneratorResponse<'_> {
+                CodeGeneratorResponse::as_view(self)
+            }
+        }
+
+        impl<
+            'a,
+        > ::bebop_runtime::Lend<'a, super::super::bebop::CodeGeneratorResponse<'a>>
+        for CodeGeneratorResponse {
+            fn lend(&'a self) -> super::super::bebop::CodeGeneratorResponse<'a> {
+                CodeGeneratorResponse::as_view(self)
             }
         }
     }

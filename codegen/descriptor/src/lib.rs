@@ -140,9 +140,11 @@ pub mod views {
     //! let bytes = owned.encode_to_vec()?;
     //! let view = views::TypeDescriptor::from_bytes(&bytes)?;
     //! assert_eq!(view.kind, Some(TypeKind::Array));
-    //! let element = view.array_element.expect("set above").get()?;
+    //! let element = view.array_element.expect("set above").get();
     //! assert_eq!(element.kind, Some(TypeKind::Int32));
-    //! assert_eq!(view.to_owned_value()?, owned);
+    //! assert_eq!(view.to_owned_value(), owned);
+    //! // And back: the owned value lends a view of itself without encoding.
+    //! assert_eq!(owned.as_view(), view);
     //! # Ok::<(), bebop_runtime::Error>(())
     //! ```
     pub use crate::generated::bebop::*;

@@ -193,13 +193,16 @@ fn recursion_through_lazy() {
     let mut count = 0;
     let mut cur = head;
     while let Some(next) = cur.next {
-        cur = next.get().unwrap();
+        cur = next.get();
         count += 1;
     }
     assert_eq!(count, 40);
     assert_eq!(head.encode_to_vec().unwrap(), bytes);
-    let owned = head.to_owned_value().unwrap();
+    let owned = head.to_owned_value();
     assert_eq!(owned.encode_to_vec().unwrap(), bytes);
+    // 40 boxes deep, lent back as 40 lazy links: the same chain, the same bytes.
+    assert_eq!(owned.as_view(), head);
+    assert_eq!(owned.as_view().encode_to_vec().unwrap(), bytes);
     assert_eq!(
         fx::extra::recursion::owned::rec::Chain::from_bytes(&bytes).unwrap(),
         owned
@@ -238,7 +241,7 @@ fn recursion_through_lazy() {
     let rec::Expr::Neg(n) = back else {
         panic!("not a negation")
     };
-    assert_eq!(n.inner.get().unwrap(), lit);
+    assert_eq!(n.inner.get(), lit);
 }
 
 #[test]
@@ -427,8 +430,9 @@ fn decode_any(fqn: &str, bytes: &[u8]) -> bool {
             let a = fx::extra::recursion::rec::Forest::from_bytes(bytes);
             let b = fx::extra::recursion::owned::rec::Forest::from_bytes(bytes);
             assert_eq!(a.is_ok(), b.is_ok());
-            if let Ok(a) = a {
-                let _ = a.to_owned_value().unwrap();
+            if let (Ok(a), Ok(b)) = (a, b) {
+                assert_eq!(a.to_owned_value(), b);
+                assert_eq!(b.as_view(), a);
             }
             true
         }
@@ -443,4 +447,56 @@ fn decode_any(fqn: &str, bytes: &[u8]) -> bool {
             true
         }
     }
+}
+
+/// Generated views stay covariant in their lifetime (arrays of strings, maps, lazy recursive
+/// fields), so a long-lived view passes where a shorter one is expected: these compile only
+/// if that holds. And views are `Send + Sync`, whatever form they take.
+#[allow(dead_code)]
+mod views_are_covariant {
+    use super::fx;
+    use fx::extra::recursion::rec;
+
+    fn strings<'long: 'short, 'short>(
+        v: fx::array_of_strings::ArrayOfStrings<'long>,
+    ) -> fx::array_of_strings::ArrayOfStrings<'short> {
+        v
+    }
+    fn maps<'long: 'short, 'short>(
+        v: fx::map_types::SomeMaps<'long>,
+    ) -> fx::map_types::SomeMaps<'short> {
+        v
+    }
+    fn lazy<'long: 'short, 'short>(v: rec::Chain<'long>) -> rec::Chain<'short> {
+        v
+    }
+    fn thread_safe(v: rec::Forest<'_>) -> impl Send + Sync + '_ {
+        v
+    }
+}
+
+#[test]
+fn owned_values_lend_views_that_outlive_nothing_but_the_owner() {
+    use fx::map_types::owned::SomeMaps;
+    // Built in code, not decoded: maps of strings and arrays of maps, all lent.
+    let mut owned = SomeMaps::default();
+    owned.m2.insert(
+        "a".into(),
+        std::collections::BTreeMap::from([("x".into(), "y".into())]),
+    );
+    owned.m3.push(std::collections::BTreeMap::from([(
+        7,
+        vec![Default::default()],
+    )]));
+    let view = owned.as_view();
+    let bytes = view.encode_to_vec().unwrap();
+    assert_eq!(bytes, owned.encode_to_vec().unwrap());
+    let decoded = fx::map_types::SomeMaps::from_bytes(&bytes).unwrap();
+    assert_eq!(decoded, view);
+    assert_eq!(decoded.to_owned_value(), owned);
+    // A view lent on one thread is read on others.
+    std::thread::scope(|s| {
+        s.spawn(|| assert_eq!(view.m2.len(), 1));
+        s.spawn(|| assert_eq!(view.encode_to_vec().unwrap(), bytes));
+    });
 }

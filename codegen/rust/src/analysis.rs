@@ -1,5 +1,5 @@
 //! Analyses over the definitions: by-value recursion (which fields become `Lazy`/`Box`),
-//! wire sizes, lifetimes, derivable traits and the owned-form conversions.
+//! wire sizes, lifetimes and derivable traits.
 //!
 //! Every recursive analysis is a fixed point over the whole type graph, so recursive and
 //! mutually recursive definitions get consistent answers, whatever the definition order.
@@ -11,12 +11,11 @@ use crate::model::{Body, DefId, Model, Traits, Ty};
 /// `[T; N]` in views (copied out when decoded); larger ones stay views (`FixedArray`).
 pub(crate) const MAX_INLINE_ARRAY_BYTES: usize = 256;
 
-pub(crate) fn run(model: &mut Model<'_>, owned_vec_map: bool) -> Result<(), GenerateError> {
+pub(crate) fn run(model: &mut Model<'_>) -> Result<(), GenerateError> {
     mark_recursion(model);
     sizes(model)?;
     lifetimes(model);
     traits(model);
-    conversions(model, owned_vec_map);
     for def in &mut model.defs {
         let fields = def.fields();
         def.holds_half = fields.iter().any(|f| holds_half(&f.ty));
@@ -415,10 +414,16 @@ pub(crate) fn view_ty_traits(model: &Model<'_>, ty: &Ty) -> Traits {
                     ..t
                 }
             }
-            FixedRepr::View => Traits {
-                eq: view_ty_traits(model, el).eq,
-                ..NONE
-            },
+            // `FixedArray` has a `Default` when its element type does, like `[T; N]` (which
+            // the owned form uses, hence the same limit of 32).
+            FixedRepr::View => {
+                let t = view_ty_traits(model, el);
+                Traits {
+                    eq: t.eq,
+                    default: t.default && *n <= 32,
+                    ..NONE
+                }
+            }
         },
         Ty::Map(..) => Traits {
             default: true,
@@ -486,16 +491,23 @@ fn traits(model: &mut Model<'_>) {
                     let mut owned = Traits::ALL;
                     for f in fields {
                         if f.lazy {
+                            // `Lazy<T>` has a `Default` when `T` does.
                             view = view.and(Traits {
                                 eq: false,
                                 hash: false,
-                                default: false,
+                                default: view_ty_traits(model, &f.ty).default,
                             });
+                        } else if let Some(n) = fixed_bytes(&f.ty) {
+                            // `&[u8; N]`: the struct's `Default` is written out (`&[0; N]`).
+                            view.default &= n <= 32;
                         } else {
                             view = view.and(view_ty_traits(model, &f.ty));
                         }
                         owned = owned.and(owned_ty_traits(model, &f.ty));
                     }
+                    // Both forms have a `Default` or neither has.
+                    view.default &= owned.default;
+                    owned.default = view.default;
                     (view, owned)
                 }
                 Body::Message { fields } => {
@@ -541,82 +553,11 @@ fn traits(model: &mut Model<'_>) {
     }
 }
 
-/// True when the owned form of `ty` can lend a view of itself without allocating.
-pub(crate) fn ty_can_view(model: &Model<'_>, ty: &Ty, owned_vec_map: bool) -> bool {
+/// `N` when `ty` is `byte[N]`, which views hold as `&[u8; N]`.
+pub(crate) fn fixed_bytes(ty: &Ty) -> Option<usize> {
     match ty {
-        Ty::Array(el) => **el == Ty::U8 || !ty_lifetime(model, el),
-        Ty::Fixed(el, n) => match fixed_repr(model, el, *n) {
-            FixedRepr::Bytes | FixedRepr::Inline => true,
-            FixedRepr::View => !ty_lifetime(model, el),
-        },
-        Ty::Map(k, v) => owned_vec_map && !ty_lifetime(model, k) && !ty_lifetime(model, v),
-        Ty::Def(d) => !model.defs[*d].lifetime || model.defs[*d].can_view,
-        _ => true,
-    }
-}
-
-/// True when converting the view of `ty` to its owned form can fail (it reaches a `Lazy`).
-pub(crate) fn ty_fallible(model: &Model<'_>, ty: &Ty) -> bool {
-    match ty {
-        Ty::Array(el) | Ty::Fixed(el, _) => ty_fallible(model, el),
-        Ty::Map(k, v) => ty_fallible(model, k) || ty_fallible(model, v),
-        Ty::Def(d) => model.defs[*d].owned_fallible,
-        _ => false,
-    }
-}
-
-fn conversions(model: &mut Model<'_>, vec_map: bool) {
-    // Greatest fixed point for viewability.
-    loop {
-        let mut changed = false;
-        for id in 0..model.defs.len() {
-            let def = &model.defs[id];
-            if !def.can_view {
-                continue;
-            }
-            let ok = match &def.body {
-                Body::Struct { fields, .. } | Body::Message { fields } => fields
-                    .iter()
-                    .all(|f| !f.lazy && ty_can_view(model, &f.ty, vec_map)),
-                Body::Union { branches, .. } => branches
-                    .iter()
-                    .all(|b| ty_can_view(model, &Ty::Def(b.target), vec_map)),
-                _ => true,
-            };
-            if !ok {
-                model.defs[id].can_view = false;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    // Least fixed point for fallibility.
-    loop {
-        let mut changed = false;
-        for id in 0..model.defs.len() {
-            let def = &model.defs[id];
-            if def.owned_fallible {
-                continue;
-            }
-            let fallible = match &def.body {
-                Body::Struct { fields, .. } | Body::Message { fields } => {
-                    fields.iter().any(|f| f.lazy || ty_fallible(model, &f.ty))
-                }
-                Body::Union { branches, .. } => {
-                    branches.iter().any(|b| model.defs[b.target].owned_fallible)
-                }
-                _ => false,
-            };
-            if fallible {
-                model.defs[id].owned_fallible = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
+        Ty::Fixed(el, n) if **el == Ty::U8 => Some(*n),
+        _ => None,
     }
 }
 

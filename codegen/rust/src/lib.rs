@@ -159,13 +159,9 @@ pub enum OwnedForm {
     None,
     /// The owned form is the view type itself (it holds no borrowed data).
     Same,
-    /// A separate owned type, reached with `to_owned_value()`.
-    Converted {
-        /// `to_owned_value()` returns a `Result` (the type reaches a `Lazy` field).
-        fallible: bool,
-        /// The owned type has `as_view()`.
-        as_view: bool,
-    },
+    /// A separate owned type, reached with `to_owned_value()`; it lends the view back with
+    /// `as_view()`.
+    Converted,
 }
 
 /// A type the generated code defines: where to find it and how it behaves, for build
@@ -180,8 +176,9 @@ pub struct TypeInfo {
     pub path: String,
     /// The view type has a lifetime parameter (`Name<'a>`).
     pub has_lifetime: bool,
-    /// The Rust path of the owned form (`owned::base::Point`, or the view path when it is
-    /// the same type); `None` when owned types are off or for enums (which are their own owned form).
+    /// The Rust path of the owned form in the `owned` module (`owned::base::Point`: an alias
+    /// when the view type is its own owned form, as enums and flags are); `None` when owned
+    /// types are off.
     pub owned_path: Option<String>,
     /// How the view converts to the owned form.
     pub owned_form: OwnedForm,
@@ -599,11 +596,7 @@ impl Generator {
         files_to_generate: &[&str],
     ) -> Result<GeneratedCode, GenerateError> {
         self.options.validate()?;
-        let model = Model::build(
-            source.schemas(),
-            files_to_generate,
-            self.options.owned_map == OwnedMap::Vec,
-        )?;
+        let model = Model::build(source.schemas(), files_to_generate)?;
         let externs = rules::resolve_externs(&model, &self.options)?;
         let emitted = emit::Emitter::new(&model, &self.options, &externs)?.emit()?;
         let header = self.header(&model);
@@ -722,8 +715,6 @@ impl Generator {
                 let view_path = path(&d.module, &d.name);
                 let (owned_path, owned_form) = if !self.options.owned_types {
                     (None, OwnedForm::None)
-                } else if !d.is_record() {
-                    (None, OwnedForm::Same)
                 } else if !d.lifetime {
                     let mut m = vec![OWNED_MODULE.to_string()];
                     m.extend(d.module.iter().cloned());
@@ -731,13 +722,7 @@ impl Generator {
                 } else {
                     let mut m = vec![OWNED_MODULE.to_string()];
                     m.extend(d.module.iter().cloned());
-                    (
-                        Some(path(&m, &d.name)),
-                        OwnedForm::Converted {
-                            fallible: d.owned_fallible,
-                            as_view: d.can_view,
-                        },
-                    )
+                    (Some(path(&m, &d.name)), OwnedForm::Converted)
                 };
                 let deprecated_fields = match &d.body {
                     Body::Message { fields } => fields

@@ -283,10 +283,6 @@ pub(crate) struct Def<'d> {
     pub lifetime: bool,
     pub view_traits: Traits,
     pub owned_traits: Traits,
-    /// An owned form can lend a view of itself without allocating.
-    pub can_view: bool,
-    /// Converting the view to the owned form can fail (it reaches a `Lazy`).
-    pub owned_fallible: bool,
     pub min_size: usize,
     pub fixed_size: Option<usize>,
     /// Holds a `float16`/`bfloat16` directly (needs a manual `defmt::Format`).
@@ -354,7 +350,6 @@ impl<'d> Model<'d> {
     pub(crate) fn build(
         all_schemas: &'d [SchemaDescriptor],
         files: &[&str],
-        owned_vec_map: bool,
     ) -> Result<Self, GenerateError> {
         let schemas = select_schemas(all_schemas, files)?;
         let mut model = Model {
@@ -366,7 +361,7 @@ impl<'d> Model<'d> {
         let by_fqn = model.index()?;
         model.name_definitions();
         model.parse_bodies(&by_fqn)?;
-        crate::analysis::run(&mut model, owned_vec_map)?;
+        crate::analysis::run(&mut model)?;
         Ok(model)
     }
 
@@ -419,8 +414,6 @@ impl<'d> Model<'d> {
                     lifetime: false,
                     view_traits: Traits::ALL,
                     owned_traits: Traits::ALL,
-                    can_view: true,
-                    owned_fallible: false,
                     min_size: 0,
                     fixed_size: None,
                     holds_half: false,

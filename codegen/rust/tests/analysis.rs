@@ -50,31 +50,16 @@ fn spec_types() {
     let person = info(&types, "Person");
     assert!(person.has_lifetime);
     assert_eq!(person.fixed_size, None);
-    assert_eq!(
-        person.owned_form,
-        OwnedForm::Converted {
-            fallible: false,
-            as_view: true
-        }
-    );
-    // Recursive through an array: no Lazy, but the owned Vec<TreeNode> cannot lend a view.
-    let tree = info(&types, "TreeNode");
-    assert_eq!(
-        tree.owned_form,
-        OwnedForm::Converted {
-            fallible: false,
-            as_view: false
-        }
-    );
-    // Recursive by value: Lazy, so the conversion can fail and there is no view of a Box.
-    let chain = info(&types, "Chain");
-    assert_eq!(
-        chain.owned_form,
-        OwnedForm::Converted {
-            fallible: true,
-            as_view: false
-        }
-    );
+    assert_eq!(person.owned_form, OwnedForm::Converted);
+    // Recursive through an array (the owned Vec<TreeNode> lends its elements) and by value
+    // (Lazy in the view, Box in the owned form): converted both ways like any other.
+    for name in ["TreeNode", "Chain"] {
+        assert_eq!(
+            info(&types, name).owned_form,
+            OwnedForm::Converted,
+            "{name}"
+        );
+    }
     // A forward-compatible union borrows its unknown branch.
     assert!(info(&types, "Event").has_lifetime);
     assert!(!info(&types, "Shape").has_lifetime);
@@ -97,11 +82,13 @@ fn recursion_picks_the_fields_that_close_cycles() {
     assert!(
         c.contains("pub next: ::core::option::Option<::bebop_runtime::alloc_types::Box<Chain>>")
     );
-    // Lazy has no Eq or Default: neither do the types holding it outside an Option.
+    // Lazy has no Eq: neither do the types holding it outside an Option. It has a Default
+    // when its value type does, as the owned form's Box does.
     assert_eq!(
         derives(c, "pub struct Pair<'a>"),
-        "#[derive(Clone, Copy, Debug, PartialEq)]"
+        "#[derive(Clone, Copy, Debug, PartialEq, Default)]"
     );
+    assert!(derives(c, "pub struct Pair {").ends_with("Default)]"));
     assert_eq!(
         derives(c, "pub struct Chain<'a>"),
         "#[derive(Clone, Copy, Debug, PartialEq, Default)]"
@@ -133,10 +120,18 @@ fn derives_follow_the_fields() {
     ]);
     let code = Generator::new().rustfmt(false).generate(&set, &[]).unwrap();
     let c = &code.files[0].content;
-    // &[u8; 4] has no Default.
+    // &[u8; 4] has no Default: the struct's is written out, so that the view has one as its
+    // owned form ([u8; 4]) does.
     assert_eq!(
         derives(c, "pub struct Ints"),
         "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]"
+    );
+    assert!(c.contains("impl ::core::default::Default for Ints<'_>"));
+    assert!(c.contains("c: &[0; 4],"));
+    // FixedArray has a Default when its elements do.
+    assert_eq!(
+        derives(c, "pub struct Views"),
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]"
     );
     assert_eq!(
         derives(c, "pub struct Floats"),
@@ -167,29 +162,25 @@ fn derives_follow_the_fields() {
 }
 
 #[test]
-fn the_owned_map_choice_decides_whether_maps_can_be_viewed() {
+fn both_owned_map_choices_lend_views() {
     let set = one(vec![strukt("M", vec![field("m", "map[int32, float32]")])]);
     let btree = owned_gen().generate(&set, &[]).unwrap();
-    assert_eq!(
-        info(&btree.types, "M").owned_form,
-        OwnedForm::Converted {
-            fallible: false,
-            as_view: false
-        }
+    assert_eq!(info(&btree.types, "M").owned_form, OwnedForm::Converted);
+    let content = &btree.files[0].content;
+    assert!(content.contains("BTreeMap<i32, f32>"));
+    assert!(
+        content.contains("Map::from_btree_map(&self.m)"),
+        "{content}"
     );
-    assert!(btree.files[0].content.contains("BTreeMap<i32, f32>"));
     let vec = owned_gen()
         .owned_map(OwnedMap::Vec)
         .generate(&set, &[])
         .unwrap();
-    assert_eq!(
-        info(&vec.types, "M").owned_form,
-        OwnedForm::Converted {
-            fallible: false,
-            as_view: true
-        }
-    );
-    assert!(vec.files[0].content.contains("Vec<(i32, f32)>"));
+    assert_eq!(info(&vec.types, "M").owned_form, OwnedForm::Converted);
+    let content = &vec.files[0].content;
+    assert!(content.contains("Vec<(i32, f32)>"));
+    // The same types in both forms: the vector is the slice the view borrows.
+    assert!(content.contains("Map::from_slice(&self.m)"), "{content}");
 }
 
 #[test]

@@ -155,10 +155,14 @@ impl<'m, 'd> Emitter<'m, 'd> {
             if !items.is_empty() {
                 views.at(&def.module).items.push(items);
             }
-            if self.opts.owned_types && def.is_record() {
+            if self.opts.owned_types && def.is_type() {
                 let mut path = vec![OWNED_MODULE.to_string()];
                 path.extend(def.module.iter().cloned());
-                let items = self.record_owned(id, &path)?;
+                let items = if def.is_record() {
+                    self.record_owned(id, &path)?
+                } else {
+                    self.same_owned(id, &path)
+                };
                 if !items.is_empty() {
                     owned.at(&def.module).items.push(items);
                 }
@@ -171,10 +175,10 @@ impl<'m, 'd> Emitter<'m, 'd> {
             let cfg = self.owned_cfg.as_ref().map(|p| quote!(#[cfg(#p)]));
             let owned_ident = ident(OWNED_MODULE);
             body.extend(quote! {
-                /// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-                /// recursion), with `Encode`/`Decode` and conversions from and to the views.
-                /// Records without borrowed data are the same types as their views and appear
-                /// here as aliases.
+                /// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+                /// recursion), with `Encode`/`Decode` and conversions from and to the views
+                /// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+                /// are their own owned forms and appear here as aliases.
                 #cfg
                 pub mod #owned_ident {
                     #inner

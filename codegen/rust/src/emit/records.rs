@@ -7,7 +7,7 @@ use quote::quote;
 
 use super::{Emitter, lt, lt_anon};
 use crate::GenerateError;
-use crate::analysis::{fixed_size, owned_ty_traits};
+use crate::analysis::{fixed_bytes, fixed_size, owned_ty_traits};
 use crate::model::{Body, DefId, Field, Ty};
 use crate::names::ident;
 use crate::rules::ItemForm;
@@ -25,6 +25,24 @@ impl Emitter<'_, '_> {
         let from = self.def(id).module.clone();
         let docs = self.def_docs(id);
         self.record(id, Mode::View, &from, docs)
+    }
+
+    /// The owned form of an enum or flags type (in the `owned` tree at `from`): an alias, so
+    /// that every type of the schema is reachable from the owned tree.
+    pub(crate) fn same_owned(&self, id: DefId, from: &[String]) -> TokenStream {
+        let d = self.def(id);
+        let name = ident(&d.name);
+        let view = self.view_path(from, id);
+        let doc = Self::doc_lines(&[format!("`{}` is its own owned form.", d.fqn)]);
+        let allow_dep = self.allow_deprecated(id);
+        let same = self.same_conversions(id);
+        quote! {
+            #doc
+            #allow_dep
+            pub type #name = #view;
+
+            #same
+        }
     }
 
     /// The owned form (in the `owned` tree at `from`): an alias when the view has no
@@ -56,6 +74,7 @@ impl Emitter<'_, '_> {
                 d.fqn
             );
             let doc = Self::doc_lines(&[doc]);
+            let same = self.same_conversions(id);
             return Ok(quote! {
                 #doc
                 #allow_dep
@@ -65,22 +84,19 @@ impl Emitter<'_, '_> {
                 impl #name {
                     #encode_to_vec
                 }
+
+                #same
             });
         }
         self.check_owned_fixed_arrays(id)?;
         let mut lines = self.def_doc_lines(id);
         lines.push(String::new());
-        lines.push(format!(
-            "Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it{}.",
-            if d.can_view {
-                ", and `as_view` lends a view of it"
-            } else {
-                ""
-            }
-        ));
+        lines.push(
+            "Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.".to_string(),
+        );
         let docs = Self::doc_lines(&lines);
         let mut out = self.record(id, Mode::Owned, from, docs)?;
-        let conversions = self.conversions(id, from)?;
+        let conversions = self.conversions(id, from);
         out.extend(quote! {
             #allow_dep
             impl #name {
@@ -150,10 +166,13 @@ impl Emitter<'_, '_> {
     /// attributes, deprecation.
     fn type_attrs(&self, id: DefId, mode: Mode, docs: TokenStream) -> TokenStream {
         let d = self.def(id);
-        let (traits, copy) = match mode {
+        let (mut traits, copy) = match mode {
             Mode::View => (d.view_traits, true),
             Mode::Owned => (d.owned_traits, false),
         };
+        if self.written_default(id, mode) {
+            traits.default = false;
+        }
         let derives = self.derives(traits, copy);
         let form = self.form(id, mode);
         let serde = self.serde_derive(form);
@@ -168,6 +187,43 @@ impl Emitter<'_, '_> {
             #user
             #deprecated
             #allow_dep
+        }
+    }
+
+    /// True for a struct view with a `Default` that cannot be derived: a `byte[N]` field is
+    /// `&[u8; N]`, which has none, so the impl is written out with `&[0; N]`.
+    fn written_default(&self, id: DefId, mode: Mode) -> bool {
+        let d = self.def(id);
+        mode == Mode::View
+            && d.view_traits.default
+            && matches!(&d.body, Body::Struct { fields, .. }
+                if fields.iter().any(|f| !f.lazy && fixed_bytes(&f.ty).is_some()))
+    }
+
+    /// `impl Default` for a struct view [`written_default`](Self::written_default) applies to.
+    fn default_impl(&self, id: DefId, mode: Mode, fields: &[Field]) -> TokenStream {
+        if !self.written_default(id, mode) {
+            return TokenStream::new();
+        }
+        let name = ident(&self.def(id).name);
+        let allow_dep = self.allow_deprecated(id);
+        let values = fields.iter().map(|f| {
+            let fname = ident(&f.name);
+            match fixed_bytes(&f.ty) {
+                Some(n) if !f.lazy => {
+                    let n = Literal::usize_unsuffixed(n);
+                    quote!(#fname: &[0; #n],)
+                }
+                _ => quote!(#fname: ::core::default::Default::default(),),
+            }
+        });
+        quote! {
+            #allow_dep
+            impl ::core::default::Default for #name<'_> {
+                fn default() -> Self {
+                    Self { #(#values)* }
+                }
+            }
         }
     }
 
@@ -357,11 +413,14 @@ impl Emitter<'_, '_> {
             },
         };
         let defmt_impl = self.defmt_impl(id, mode, from);
+        let default_impl = self.default_impl(id, mode, fields);
         quote! {
             #attrs
             pub struct #name #lt_a {
                 #(#field_defs)*
             }
+
+            #default_impl
 
             #allow_dep
             impl #rt::WireSize for #name #lt_any {

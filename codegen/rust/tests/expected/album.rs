@@ -550,15 +550,15 @@ pub mod album {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `album.bop`: `union Album`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     #[allow(clippy::large_enum_variant)]
     pub enum Album {
@@ -633,6 +633,52 @@ pub mod owned {
         }
     }
 
+    impl Album {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Album<'_> {
+            match self {
+                Self::StudioAlbum(v) => super::Album::StudioAlbum(v.as_view()),
+                Self::LiveAlbum(v) => super::Album::LiveAlbum(v.as_view()),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Album<'_> {
+        type Owned = Album;
+        fn to_owned_value(&self) -> Album {
+            super::Album::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Album {
+        type View<'a> = super::Album<'a>;
+        fn as_view(&self) -> super::Album<'_> {
+            Album::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Album<'a>> for Album {
+        fn lend(&'a self) -> super::Album<'a> {
+            Album::as_view(self)
+        }
+    }
+
+    /// `Instrument` is its own owned form.
+    pub type Instrument = super::Instrument;
+    impl ::bebop_core::ToOwnedValue for Instrument {
+        type Owned = Instrument;
+        fn to_owned_value(&self) -> Instrument {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Instrument {
+        type View<'a> = Instrument;
+        fn as_view(&self) -> Instrument {
+            *self
+        }
+    }
+
     /// From `jazz.bop`: `struct Musician`.
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -701,7 +747,7 @@ pub mod owned {
     }
 
     impl Musician {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Musician<'_> {
             super::Musician {
                 name: self.name.as_str(),
@@ -710,9 +756,29 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for super::Musician<'_> {
+        type Owned = Musician;
+        fn to_owned_value(&self) -> Musician {
+            super::Musician::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Musician {
+        type View<'a> = super::Musician<'a>;
+        fn as_view(&self) -> super::Musician<'_> {
+            Musician::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Musician<'a>> for Musician {
+        fn lend(&'a self) -> super::Musician<'a> {
+            Musician::as_view(self)
+        }
+    }
+
     /// From `jazz.bop`: `message Song`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Song {
         /// `title(1): string`
@@ -807,9 +873,43 @@ pub mod owned {
         }
     }
 
+    impl Song {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Song<'_> {
+            super::Song {
+                title: self.title.as_deref(),
+                year: self.year,
+                performers: self
+                    .performers
+                    .as_ref()
+                    .map(::bebop_core::Array::from_owned),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Song<'_> {
+        type Owned = Song;
+        fn to_owned_value(&self) -> Song {
+            super::Song::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Song {
+        type View<'a> = super::Song<'a>;
+        fn as_view(&self) -> super::Song<'_> {
+            Song::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Song<'a>> for Song {
+        fn lend(&'a self) -> super::Song<'a> {
+            Song::as_view(self)
+        }
+    }
+
     /// From `jazz.bop`: `mut struct Library`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Library {
         /// `songs: map[uuid, Song]`
@@ -870,6 +970,35 @@ pub mod owned {
                     .map(|(v1, v2)| (v1, v2.to_owned_value()))
                     .collect(),
             }
+        }
+    }
+
+    impl Library {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Library<'_> {
+            super::Library {
+                songs: ::bebop_core::Map::from_btree_map(&self.songs),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Library<'_> {
+        type Owned = Library;
+        fn to_owned_value(&self) -> Library {
+            super::Library::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Library {
+        type View<'a> = super::Library<'a>;
+        fn as_view(&self) -> super::Library<'_> {
+            Library::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Library<'a>> for Library {
+        fn lend(&'a self) -> super::Library<'a> {
+            Library::as_view(self)
         }
     }
 
@@ -936,11 +1065,31 @@ pub mod owned {
     }
 
     impl AudioData {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::AudioData<'_> {
             super::AudioData {
                 samples: ::bebop_core::Array::from_slice(&self.samples),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::AudioData<'_> {
+        type Owned = AudioData;
+        fn to_owned_value(&self) -> AudioData {
+            super::AudioData::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for AudioData {
+        type View<'a> = super::AudioData<'a>;
+        fn as_view(&self) -> super::AudioData<'_> {
+            AudioData::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::AudioData<'a>> for AudioData {
+        fn lend(&'a self) -> super::AudioData<'a> {
+            AudioData::as_view(self)
         }
     }
 
@@ -949,7 +1098,7 @@ pub mod owned {
     pub mod album {
         /// From `album.bop`: `mut struct Album.StudioAlbum`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct StudioAlbum {
             /// `tracks: Song[]`
@@ -1009,9 +1158,38 @@ pub mod owned {
             }
         }
 
+        impl StudioAlbum {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::album::StudioAlbum<'_> {
+                super::super::album::StudioAlbum {
+                    tracks: ::bebop_core::Array::from_owned(&self.tracks),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::album::StudioAlbum<'_> {
+            type Owned = StudioAlbum;
+            fn to_owned_value(&self) -> StudioAlbum {
+                super::super::album::StudioAlbum::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for StudioAlbum {
+            type View<'a> = super::super::album::StudioAlbum<'a>;
+            fn as_view(&self) -> super::super::album::StudioAlbum<'_> {
+                StudioAlbum::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::album::StudioAlbum<'a>> for StudioAlbum {
+            fn lend(&'a self) -> super::super::album::StudioAlbum<'a> {
+                StudioAlbum::as_view(self)
+            }
+        }
+
         /// From `album.bop`: `message Album.LiveAlbum`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct LiveAlbum {
             /// `tracks(1): Song[]`
@@ -1107,6 +1285,37 @@ pub mod owned {
                     venue_name: self.venue_name.map(::bebop_core::alloc_types::String::from),
                     concert_date: self.concert_date,
                 }
+            }
+        }
+
+        impl LiveAlbum {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::album::LiveAlbum<'_> {
+                super::super::album::LiveAlbum {
+                    tracks: self.tracks.as_ref().map(::bebop_core::Array::from_owned),
+                    venue_name: self.venue_name.as_deref(),
+                    concert_date: self.concert_date,
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::album::LiveAlbum<'_> {
+            type Owned = LiveAlbum;
+            fn to_owned_value(&self) -> LiveAlbum {
+                super::super::album::LiveAlbum::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for LiveAlbum {
+            type View<'a> = super::super::album::LiveAlbum<'a>;
+            fn as_view(&self) -> super::super::album::LiveAlbum<'_> {
+                LiveAlbum::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::album::LiveAlbum<'a>> for LiveAlbum {
+            fn lend(&'a self) -> super::super::album::LiveAlbum<'a> {
+                LiveAlbum::as_view(self)
             }
         }
     }

@@ -64,15 +64,15 @@ impl ::defmt::Format for ArrayOfStrings<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `array_of_strings.bop`: `mut struct ArrayOfStrings`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct ArrayOfStrings {
         /// `strings: string[]`
@@ -133,6 +133,35 @@ pub mod owned {
                     .map(::bebop_core::alloc_types::String::from)
                     .collect(),
             }
+        }
+    }
+
+    impl ArrayOfStrings {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::ArrayOfStrings<'_> {
+            super::ArrayOfStrings {
+                strings: ::bebop_core::Array::from_owned(&self.strings),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::ArrayOfStrings<'_> {
+        type Owned = ArrayOfStrings;
+        fn to_owned_value(&self) -> ArrayOfStrings {
+            super::ArrayOfStrings::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for ArrayOfStrings {
+        type View<'a> = super::ArrayOfStrings<'a>;
+        fn as_view(&self) -> super::ArrayOfStrings<'_> {
+            ArrayOfStrings::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::ArrayOfStrings<'a>> for ArrayOfStrings {
+        fn lend(&'a self) -> super::ArrayOfStrings<'a> {
+            ArrayOfStrings::as_view(self)
         }
     }
 }

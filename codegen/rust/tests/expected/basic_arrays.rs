@@ -192,15 +192,15 @@ impl ::defmt::Format for TestInt32Array<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `basic_arrays.bop`: `mut struct BasicArrays`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct BasicArrays {
         /// `a_bool: bool[]`
@@ -330,6 +330,46 @@ pub mod owned {
         }
     }
 
+    impl BasicArrays {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::BasicArrays<'_> {
+            super::BasicArrays {
+                a_bool: ::bebop_core::Array::from_slice(&self.a_bool),
+                a_byte: self.a_byte.as_slice(),
+                a_int16: ::bebop_core::Array::from_slice(&self.a_int16),
+                a_uint16: ::bebop_core::Array::from_slice(&self.a_uint16),
+                a_int32: ::bebop_core::Array::from_slice(&self.a_int32),
+                a_uint32: ::bebop_core::Array::from_slice(&self.a_uint32),
+                a_int64: ::bebop_core::Array::from_slice(&self.a_int64),
+                a_uint64: ::bebop_core::Array::from_slice(&self.a_uint64),
+                a_float32: ::bebop_core::Array::from_slice(&self.a_float32),
+                a_float64: ::bebop_core::Array::from_slice(&self.a_float64),
+                a_string: ::bebop_core::Array::from_owned(&self.a_string),
+                a_uuid: ::bebop_core::Array::from_slice(&self.a_uuid),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::BasicArrays<'_> {
+        type Owned = BasicArrays;
+        fn to_owned_value(&self) -> BasicArrays {
+            super::BasicArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for BasicArrays {
+        type View<'a> = super::BasicArrays<'a>;
+        fn as_view(&self) -> super::BasicArrays<'_> {
+            BasicArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::BasicArrays<'a>> for BasicArrays {
+        fn lend(&'a self) -> super::BasicArrays<'a> {
+            BasicArrays::as_view(self)
+        }
+    }
+
     /// From `basic_arrays.bop`: `mut struct TestInt32Array`.
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -391,11 +431,31 @@ pub mod owned {
     }
 
     impl TestInt32Array {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::TestInt32Array<'_> {
             super::TestInt32Array {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::TestInt32Array<'_> {
+        type Owned = TestInt32Array;
+        fn to_owned_value(&self) -> TestInt32Array {
+            super::TestInt32Array::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for TestInt32Array {
+        type View<'a> = super::TestInt32Array<'a>;
+        fn as_view(&self) -> super::TestInt32Array<'_> {
+            TestInt32Array::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::TestInt32Array<'a>> for TestInt32Array {
+        fn lend(&'a self) -> super::TestInt32Array<'a> {
+            TestInt32Array::as_view(self)
         }
     }
 }

@@ -135,10 +135,10 @@ impl ::defmt::Format for BasicTypes<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `basic_types.bop`: `mut struct BasicTypes`.
@@ -269,7 +269,7 @@ pub mod owned {
     }
 
     impl BasicTypes {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::BasicTypes<'_> {
             super::BasicTypes {
                 a_bool: self.a_bool,
@@ -287,6 +287,26 @@ pub mod owned {
                 a_timestamp: self.a_timestamp,
                 a_duration: self.a_duration,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::BasicTypes<'_> {
+        type Owned = BasicTypes;
+        fn to_owned_value(&self) -> BasicTypes {
+            super::BasicTypes::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for BasicTypes {
+        type View<'a> = super::BasicTypes<'a>;
+        fn as_view(&self) -> super::BasicTypes<'_> {
+            BasicTypes::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::BasicTypes<'a>> for BasicTypes {
+        fn lend(&'a self) -> super::BasicTypes<'a> {
+            BasicTypes::as_view(self)
         }
     }
 }

@@ -298,3 +298,26 @@ impl ::bebop_core::Encode for TestFlags {
         ::bebop_core::Encode::encode(&self.bits, sink)
     }
 }
+
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
+#[cfg(feature = "alloc")]
+pub mod owned {
+    /// `TestFlags` is its own owned form.
+    pub type TestFlags = super::TestFlags;
+    impl ::bebop_core::ToOwnedValue for TestFlags {
+        type Owned = TestFlags;
+        fn to_owned_value(&self) -> TestFlags {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for TestFlags {
+        type View<'a> = TestFlags;
+        fn as_view(&self) -> TestFlags {
+            *self
+        }
+    }
+}

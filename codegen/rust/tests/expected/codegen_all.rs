@@ -2438,6 +2438,33 @@ pub mod codegen {
             pub arr_duration: [::bebop_core::Duration; 2],
         }
 
+        impl ::core::default::Default for FixedScalarArrays<'_> {
+            fn default() -> Self {
+                Self {
+                    arr_bool: ::core::default::Default::default(),
+                    arr_byte: &[0; 16],
+                    arr_int8: ::core::default::Default::default(),
+                    arr_uint8: &[0; 32],
+                    arr_int16: ::core::default::Default::default(),
+                    arr_uint16: ::core::default::Default::default(),
+                    arr_int32: ::core::default::Default::default(),
+                    arr_uint32: ::core::default::Default::default(),
+                    arr_int64: ::core::default::Default::default(),
+                    arr_uint64: ::core::default::Default::default(),
+                    arr_int128: ::core::default::Default::default(),
+                    arr_uint128: ::core::default::Default::default(),
+                    arr_float16: ::core::default::Default::default(),
+                    arr_bfloat16: ::core::default::Default::default(),
+                    arr_float32: ::core::default::Default::default(),
+                    arr_float64: ::core::default::Default::default(),
+                    arr_string: ::core::default::Default::default(),
+                    arr_uuid: ::core::default::Default::default(),
+                    arr_timestamp: ::core::default::Default::default(),
+                    arr_duration: ::core::default::Default::default(),
+                }
+            }
+        }
+
         impl ::bebop_core::WireSize for FixedScalarArrays<'_> {
             const MIN_SIZE: usize = 445;
         }
@@ -2581,7 +2608,7 @@ pub mod codegen {
         }
 
         /// From `codegen_all.bop`: `struct codegen.all.FixedComplexArrays`.
-        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[derive(Clone, Copy, Debug, PartialEq, Default)]
         pub struct FixedComplexArrays<'a> {
             /// `triangle: base.Point[3]`
             pub triangle: ::bebop_core::FixedArray<'a, super::super::base::Point, 3>,
@@ -2745,7 +2772,7 @@ pub mod codegen {
         }
 
         /// From `codegen_all.bop`: `struct codegen.all.MixedArrays`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
         pub struct MixedArrays<'a> {
             /// `dynamic_of_fixed: byte[10][]`
             pub dynamic_of_fixed: ::bebop_core::Array<'a, &'a [u8; 10]>,
@@ -2823,7 +2850,7 @@ pub mod codegen {
         }
 
         /// From `codegen_all.bop`: `struct codegen.all.SingleElementArrays`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
         pub struct SingleElementArrays<'a> {
             /// `solo: int32[1]`
             pub solo: [i32; 1],
@@ -6873,6 +6900,15 @@ pub mod codegen {
                 pub quad: [i32; 4],
             }
 
+            impl ::core::default::Default for WithFixed<'_> {
+                fn default() -> Self {
+                    Self {
+                        hash: &[0; 16],
+                        quad: ::core::default::Default::default(),
+                    }
+                }
+            }
+
             impl ::bebop_core::WireSize for WithFixed<'_> {
                 const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(32);
 
@@ -8020,10 +8056,10 @@ pub mod base {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `codegen`.
@@ -8031,6 +8067,217 @@ pub mod owned {
     pub mod codegen {
         /// Owned forms of: definitions of package `codegen.all`.
         pub mod all {
+            /// `codegen.all.EnumByte` is its own owned form.
+            pub type EnumByte = super::super::super::codegen::all::EnumByte;
+            impl ::bebop_core::ToOwnedValue for EnumByte {
+                type Owned = EnumByte;
+                fn to_owned_value(&self) -> EnumByte {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumByte {
+                type View<'a> = EnumByte;
+                fn as_view(&self) -> EnumByte {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumUint8` is its own owned form.
+            pub type EnumUint8 = super::super::super::codegen::all::EnumUint8;
+            impl ::bebop_core::ToOwnedValue for EnumUint8 {
+                type Owned = EnumUint8;
+                fn to_owned_value(&self) -> EnumUint8 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumUint8 {
+                type View<'a> = EnumUint8;
+                fn as_view(&self) -> EnumUint8 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumInt8` is its own owned form.
+            pub type EnumInt8 = super::super::super::codegen::all::EnumInt8;
+            impl ::bebop_core::ToOwnedValue for EnumInt8 {
+                type Owned = EnumInt8;
+                fn to_owned_value(&self) -> EnumInt8 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumInt8 {
+                type View<'a> = EnumInt8;
+                fn as_view(&self) -> EnumInt8 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumInt16` is its own owned form.
+            pub type EnumInt16 = super::super::super::codegen::all::EnumInt16;
+            impl ::bebop_core::ToOwnedValue for EnumInt16 {
+                type Owned = EnumInt16;
+                fn to_owned_value(&self) -> EnumInt16 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumInt16 {
+                type View<'a> = EnumInt16;
+                fn as_view(&self) -> EnumInt16 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumUint16` is its own owned form.
+            pub type EnumUint16 = super::super::super::codegen::all::EnumUint16;
+            impl ::bebop_core::ToOwnedValue for EnumUint16 {
+                type Owned = EnumUint16;
+                fn to_owned_value(&self) -> EnumUint16 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumUint16 {
+                type View<'a> = EnumUint16;
+                fn as_view(&self) -> EnumUint16 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumInt32` is its own owned form.
+            pub type EnumInt32 = super::super::super::codegen::all::EnumInt32;
+            impl ::bebop_core::ToOwnedValue for EnumInt32 {
+                type Owned = EnumInt32;
+                fn to_owned_value(&self) -> EnumInt32 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumInt32 {
+                type View<'a> = EnumInt32;
+                fn as_view(&self) -> EnumInt32 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumUint32` is its own owned form.
+            pub type EnumUint32 = super::super::super::codegen::all::EnumUint32;
+            impl ::bebop_core::ToOwnedValue for EnumUint32 {
+                type Owned = EnumUint32;
+                fn to_owned_value(&self) -> EnumUint32 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumUint32 {
+                type View<'a> = EnumUint32;
+                fn as_view(&self) -> EnumUint32 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumInt64` is its own owned form.
+            pub type EnumInt64 = super::super::super::codegen::all::EnumInt64;
+            impl ::bebop_core::ToOwnedValue for EnumInt64 {
+                type Owned = EnumInt64;
+                fn to_owned_value(&self) -> EnumInt64 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumInt64 {
+                type View<'a> = EnumInt64;
+                fn as_view(&self) -> EnumInt64 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.EnumUint64` is its own owned form.
+            pub type EnumUint64 = super::super::super::codegen::all::EnumUint64;
+            impl ::bebop_core::ToOwnedValue for EnumUint64 {
+                type Owned = EnumUint64;
+                fn to_owned_value(&self) -> EnumUint64 {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumUint64 {
+                type View<'a> = EnumUint64;
+                fn as_view(&self) -> EnumUint64 {
+                    *self
+                }
+            }
+
+            /// `codegen.all.Permissions` is its own owned form.
+            pub type Permissions = super::super::super::codegen::all::Permissions;
+            impl ::bebop_core::ToOwnedValue for Permissions {
+                type Owned = Permissions;
+                fn to_owned_value(&self) -> Permissions {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Permissions {
+                type View<'a> = Permissions;
+                fn as_view(&self) -> Permissions {
+                    *self
+                }
+            }
+
+            /// `codegen.all.FileFlags` is its own owned form.
+            pub type FileFlags = super::super::super::codegen::all::FileFlags;
+            impl ::bebop_core::ToOwnedValue for FileFlags {
+                type Owned = FileFlags;
+                fn to_owned_value(&self) -> FileFlags {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for FileFlags {
+                type View<'a> = FileFlags;
+                fn as_view(&self) -> FileFlags {
+                    *self
+                }
+            }
+
+            /// `codegen.all.DeprecatedMembers` is its own owned form.
+            #[allow(deprecated)]
+            pub type DeprecatedMembers = super::super::super::codegen::all::DeprecatedMembers;
+            #[allow(deprecated)]
+            impl ::bebop_core::ToOwnedValue for DeprecatedMembers {
+                type Owned = DeprecatedMembers;
+                fn to_owned_value(&self) -> DeprecatedMembers {
+                    *self
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_core::AsView for DeprecatedMembers {
+                type View<'a> = DeprecatedMembers;
+                fn as_view(&self) -> DeprecatedMembers {
+                    *self
+                }
+            }
+
+            /// `codegen.all.LocalEnum` is its own owned form.
+            pub type LocalEnum = super::super::super::codegen::all::LocalEnum;
+            impl ::bebop_core::ToOwnedValue for LocalEnum {
+                type Owned = LocalEnum;
+                fn to_owned_value(&self) -> LocalEnum {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for LocalEnum {
+                type View<'a> = LocalEnum;
+                fn as_view(&self) -> LocalEnum {
+                    *self
+                }
+            }
+
             /// All scalar primitive types.
             ///
             /// From `codegen_all.bop`: `struct codegen.all.AllScalars`.
@@ -8191,7 +8438,7 @@ pub mod owned {
             }
 
             impl AllScalars {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::AllScalars<'_> {
                     super::super::super::codegen::all::AllScalars {
                         f_bool: self.f_bool,
@@ -8218,6 +8465,26 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::AllScalars<'_> {
+                type Owned = AllScalars;
+                fn to_owned_value(&self) -> AllScalars {
+                    super::super::super::codegen::all::AllScalars::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for AllScalars {
+                type View<'a> = super::super::super::codegen::all::AllScalars<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::AllScalars<'_> {
+                    AllScalars::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::AllScalars<'a>> for AllScalars {
+                fn lend(&'a self) -> super::super::super::codegen::all::AllScalars<'a> {
+                    AllScalars::as_view(self)
+                }
+            }
+
             /// `codegen.all.EmptyStruct` holds no borrowed data, so its owned form is the view type itself.
             pub type EmptyStruct = super::super::super::codegen::all::EmptyStruct;
             impl EmptyStruct {
@@ -8231,6 +8498,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for EmptyStruct {
+                type Owned = EmptyStruct;
+                fn to_owned_value(&self) -> EmptyStruct {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EmptyStruct {
+                type View<'a> = EmptyStruct;
+                fn as_view(&self) -> EmptyStruct {
+                    *self
                 }
             }
 
@@ -8302,12 +8583,34 @@ pub mod owned {
             }
 
             impl MutableStruct {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::MutableStruct<'_> {
                     super::super::super::codegen::all::MutableStruct {
                         value: self.value,
                         name: self.name.as_str(),
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::MutableStruct<'_> {
+                type Owned = MutableStruct;
+                fn to_owned_value(&self) -> MutableStruct {
+                    super::super::super::codegen::all::MutableStruct::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for MutableStruct {
+                type View<'a> = super::super::super::codegen::all::MutableStruct<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::MutableStruct<'_> {
+                    MutableStruct::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::MutableStruct<'a>>
+                for MutableStruct
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::MutableStruct<'a> {
+                    MutableStruct::as_view(self)
                 }
             }
 
@@ -8329,6 +8632,22 @@ pub mod owned {
                 }
             }
 
+            #[allow(deprecated)]
+            impl ::bebop_core::ToOwnedValue for DeprecatedStruct {
+                type Owned = DeprecatedStruct;
+                fn to_owned_value(&self) -> DeprecatedStruct {
+                    *self
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_core::AsView for DeprecatedStruct {
+                type View<'a> = DeprecatedStruct;
+                fn as_view(&self) -> DeprecatedStruct {
+                    *self
+                }
+            }
+
             /// `codegen.all.LocalStruct` holds no borrowed data, so its owned form is the view type itself.
             pub type LocalStruct = super::super::super::codegen::all::LocalStruct;
             impl LocalStruct {
@@ -8342,6 +8661,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for LocalStruct {
+                type Owned = LocalStruct;
+                fn to_owned_value(&self) -> LocalStruct {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for LocalStruct {
+                type View<'a> = LocalStruct;
+                fn as_view(&self) -> LocalStruct {
+                    *self
                 }
             }
 
@@ -8425,7 +8758,7 @@ pub mod owned {
             }
 
             impl UsesImported {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::UsesImported<'_> {
                     super::super::super::codegen::all::UsesImported {
                         point: self.point,
@@ -8433,6 +8766,28 @@ pub mod owned {
                         status: self.status,
                         msg: self.msg.as_view(),
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::UsesImported<'_> {
+                type Owned = UsesImported;
+                fn to_owned_value(&self) -> UsesImported {
+                    super::super::super::codegen::all::UsesImported::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for UsesImported {
+                type View<'a> = super::super::super::codegen::all::UsesImported<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::UsesImported<'_> {
+                    UsesImported::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::UsesImported<'a>>
+                for UsesImported
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::UsesImported<'a> {
+                    UsesImported::as_view(self)
                 }
             }
 
@@ -8452,9 +8807,23 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for EnumFields {
+                type Owned = EnumFields;
+                fn to_owned_value(&self) -> EnumFields {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EnumFields {
+                type View<'a> = EnumFields;
+                fn as_view(&self) -> EnumFields {
+                    *self
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.DynamicArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct DynamicArrays {
                 /// `arr_bool: bool[]`
@@ -8632,9 +9001,59 @@ pub mod owned {
                 }
             }
 
+            impl DynamicArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::DynamicArrays<'_> {
+                    super::super::super::codegen::all::DynamicArrays {
+                        arr_bool: ::bebop_core::Array::from_slice(&self.arr_bool),
+                        arr_byte: self.arr_byte.as_slice(),
+                        arr_int8: ::bebop_core::Array::from_slice(&self.arr_int8),
+                        arr_uint8: self.arr_uint8.as_slice(),
+                        arr_int16: ::bebop_core::Array::from_slice(&self.arr_int16),
+                        arr_uint16: ::bebop_core::Array::from_slice(&self.arr_uint16),
+                        arr_int32: ::bebop_core::Array::from_slice(&self.arr_int32),
+                        arr_uint32: ::bebop_core::Array::from_slice(&self.arr_uint32),
+                        arr_int64: ::bebop_core::Array::from_slice(&self.arr_int64),
+                        arr_uint64: ::bebop_core::Array::from_slice(&self.arr_uint64),
+                        arr_int128: ::bebop_core::Array::from_slice(&self.arr_int128),
+                        arr_uint128: ::bebop_core::Array::from_slice(&self.arr_uint128),
+                        arr_float16: ::bebop_core::Array::from_slice(&self.arr_float16),
+                        arr_bfloat16: ::bebop_core::Array::from_slice(&self.arr_bfloat16),
+                        arr_float32: ::bebop_core::Array::from_slice(&self.arr_float32),
+                        arr_float64: ::bebop_core::Array::from_slice(&self.arr_float64),
+                        arr_string: ::bebop_core::Array::from_owned(&self.arr_string),
+                        arr_uuid: ::bebop_core::Array::from_slice(&self.arr_uuid),
+                        arr_timestamp: ::bebop_core::Array::from_slice(&self.arr_timestamp),
+                        arr_duration: ::bebop_core::Array::from_slice(&self.arr_duration),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::DynamicArrays<'_> {
+                type Owned = DynamicArrays;
+                fn to_owned_value(&self) -> DynamicArrays {
+                    super::super::super::codegen::all::DynamicArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for DynamicArrays {
+                type View<'a> = super::super::super::codegen::all::DynamicArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::DynamicArrays<'_> {
+                    DynamicArrays::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::DynamicArrays<'a>>
+                for DynamicArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::DynamicArrays<'a> {
+                    DynamicArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.ComplexArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct ComplexArrays {
                 /// `points: base.Point[]`
@@ -8713,9 +9132,43 @@ pub mod owned {
                 }
             }
 
+            impl ComplexArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::ComplexArrays<'_> {
+                    super::super::super::codegen::all::ComplexArrays {
+                        points: ::bebop_core::Array::from_slice(&self.points),
+                        colors: ::bebop_core::Array::from_slice(&self.colors),
+                        enums: ::bebop_core::Array::from_slice(&self.enums),
+                        records: ::bebop_core::Array::from_owned(&self.records),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::ComplexArrays<'_> {
+                type Owned = ComplexArrays;
+                fn to_owned_value(&self) -> ComplexArrays {
+                    super::super::super::codegen::all::ComplexArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for ComplexArrays {
+                type View<'a> = super::super::super::codegen::all::ComplexArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::ComplexArrays<'_> {
+                    ComplexArrays::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::ComplexArrays<'a>>
+                for ComplexArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::ComplexArrays<'a> {
+                    ComplexArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.NestedArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct NestedArrays {
                 /// `matrix: int32[][]`
@@ -8803,9 +9256,42 @@ pub mod owned {
                 }
             }
 
+            impl NestedArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::NestedArrays<'_> {
+                    super::super::super::codegen::all::NestedArrays {
+                        matrix: ::bebop_core::Array::from_owned(&self.matrix),
+                        table: ::bebop_core::Array::from_owned(&self.table),
+                        point_grid: ::bebop_core::Array::from_owned(&self.point_grid),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::NestedArrays<'_> {
+                type Owned = NestedArrays;
+                fn to_owned_value(&self) -> NestedArrays {
+                    super::super::super::codegen::all::NestedArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for NestedArrays {
+                type View<'a> = super::super::super::codegen::all::NestedArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::NestedArrays<'_> {
+                    NestedArrays::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::NestedArrays<'a>>
+                for NestedArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::NestedArrays<'a> {
+                    NestedArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.FixedScalarArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct FixedScalarArrays {
                 /// `arr_bool: bool[4]`
@@ -8966,6 +9452,57 @@ pub mod owned {
                 }
             }
 
+            impl FixedScalarArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::FixedScalarArrays<'_> {
+                    super::super::super::codegen::all::FixedScalarArrays {
+                        arr_bool: self.arr_bool,
+                        arr_byte: &self.arr_byte,
+                        arr_int8: self.arr_int8,
+                        arr_uint8: &self.arr_uint8,
+                        arr_int16: self.arr_int16,
+                        arr_uint16: self.arr_uint16,
+                        arr_int32: self.arr_int32,
+                        arr_uint32: self.arr_uint32,
+                        arr_int64: self.arr_int64,
+                        arr_uint64: self.arr_uint64,
+                        arr_int128: self.arr_int128,
+                        arr_uint128: self.arr_uint128,
+                        arr_float16: self.arr_float16,
+                        arr_bfloat16: self.arr_bfloat16,
+                        arr_float32: self.arr_float32,
+                        arr_float64: self.arr_float64,
+                        arr_string: ::bebop_core::FixedArray::from_owned(&self.arr_string),
+                        arr_uuid: self.arr_uuid,
+                        arr_timestamp: self.arr_timestamp,
+                        arr_duration: self.arr_duration,
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::FixedScalarArrays<'_> {
+                type Owned = FixedScalarArrays;
+                fn to_owned_value(&self) -> FixedScalarArrays {
+                    super::super::super::codegen::all::FixedScalarArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for FixedScalarArrays {
+                type View<'a> = super::super::super::codegen::all::FixedScalarArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::FixedScalarArrays<'_> {
+                    FixedScalarArrays::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::FixedScalarArrays<'a>>
+                for FixedScalarArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::FixedScalarArrays<'a> {
+                    FixedScalarArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.FixedComplexArrays`.
             ///
             /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -9065,7 +9602,7 @@ pub mod owned {
             }
 
             impl FixedComplexArrays {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::FixedComplexArrays<'_> {
                     super::super::super::codegen::all::FixedComplexArrays {
                         triangle: ::bebop_core::FixedArray::from_array(&self.triangle),
@@ -9075,10 +9612,33 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::FixedComplexArrays<'_> {
+                type Owned = FixedComplexArrays;
+                fn to_owned_value(&self) -> FixedComplexArrays {
+                    super::super::super::codegen::all::FixedComplexArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for FixedComplexArrays {
+                type View<'a> = super::super::super::codegen::all::FixedComplexArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::FixedComplexArrays<'_> {
+                    FixedComplexArrays::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::FixedComplexArrays<'a>>
+                for FixedComplexArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::FixedComplexArrays<'a> {
+                    FixedComplexArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.NestedFixedArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
-            #[derive(Clone, Debug, PartialEq, Default)]
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
+            #[derive(Clone, Debug, PartialEq)]
             pub struct NestedFixedArrays {
                 /// `matrix: int32[3][2]`
                 pub matrix: [[i32; 3]; 2],
@@ -9173,9 +9733,43 @@ pub mod owned {
                 }
             }
 
+            impl NestedFixedArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::NestedFixedArrays<'_> {
+                    super::super::super::codegen::all::NestedFixedArrays {
+                        matrix: ::bebop_core::FixedArray::from_array(&self.matrix),
+                        tensor: ::bebop_core::FixedArray::from_array(&self.tensor),
+                        cube: ::bebop_core::FixedArray::from_owned(&self.cube),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::NestedFixedArrays<'_> {
+                type Owned = NestedFixedArrays;
+                fn to_owned_value(&self) -> NestedFixedArrays {
+                    super::super::super::codegen::all::NestedFixedArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for NestedFixedArrays {
+                type View<'a> = super::super::super::codegen::all::NestedFixedArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::NestedFixedArrays<'_> {
+                    NestedFixedArrays::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::NestedFixedArrays<'a>>
+                for NestedFixedArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::NestedFixedArrays<'a> {
+                    NestedFixedArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.MixedArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct MixedArrays {
                 /// `dynamic_of_fixed: byte[10][]`
@@ -9260,9 +9854,46 @@ pub mod owned {
                 }
             }
 
+            impl MixedArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::MixedArrays<'_> {
+                    super::super::super::codegen::all::MixedArrays {
+                        dynamic_of_fixed: ::bebop_core::Array::from_owned(&self.dynamic_of_fixed),
+                        fixed_of_dynamic: ::bebop_core::FixedArray::from_owned(
+                            &self.fixed_of_dynamic,
+                        ),
+                        dynamic_of_fixed_strings: ::bebop_core::Array::from_owned(
+                            &self.dynamic_of_fixed_strings,
+                        ),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::MixedArrays<'_> {
+                type Owned = MixedArrays;
+                fn to_owned_value(&self) -> MixedArrays {
+                    super::super::super::codegen::all::MixedArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for MixedArrays {
+                type View<'a> = super::super::super::codegen::all::MixedArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::MixedArrays<'_> {
+                    MixedArrays::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::MixedArrays<'a>>
+                for MixedArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::MixedArrays<'a> {
+                    MixedArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.SingleElementArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct SingleElementArrays {
                 /// `solo: int32[1]`
@@ -9333,9 +9964,44 @@ pub mod owned {
                 }
             }
 
+            impl SingleElementArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(
+                    &self,
+                ) -> super::super::super::codegen::all::SingleElementArrays<'_> {
+                    super::super::super::codegen::all::SingleElementArrays {
+                        solo: self.solo,
+                        single_str: ::bebop_core::FixedArray::from_owned(&self.single_str),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::SingleElementArrays<'_> {
+                type Owned = SingleElementArrays;
+                fn to_owned_value(&self) -> SingleElementArrays {
+                    super::super::super::codegen::all::SingleElementArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for SingleElementArrays {
+                type View<'a> = super::super::super::codegen::all::SingleElementArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::SingleElementArrays<'_> {
+                    SingleElementArrays::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::SingleElementArrays<'a>>
+                for SingleElementArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::SingleElementArrays<'a> {
+                    SingleElementArrays::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.PrimitiveMaps`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct PrimitiveMaps {
                 /// `m_bool: map[bool, bool]`
@@ -9442,9 +10108,45 @@ pub mod owned {
                 }
             }
 
+            impl PrimitiveMaps {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::PrimitiveMaps<'_> {
+                    super::super::super::codegen::all::PrimitiveMaps {
+                        m_bool: ::bebop_core::Map::from_btree_map(&self.m_bool),
+                        m_int_str: ::bebop_core::Map::from_btree_map(&self.m_int_str),
+                        m_str_int: ::bebop_core::Map::from_btree_map(&self.m_str_int),
+                        m_uuid_str: ::bebop_core::Map::from_btree_map(&self.m_uuid_str),
+                        m_int64_bool: ::bebop_core::Map::from_btree_map(&self.m_int64_bool),
+                        m_uint_float: ::bebop_core::Map::from_btree_map(&self.m_uint_float),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::PrimitiveMaps<'_> {
+                type Owned = PrimitiveMaps;
+                fn to_owned_value(&self) -> PrimitiveMaps {
+                    super::super::super::codegen::all::PrimitiveMaps::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for PrimitiveMaps {
+                type View<'a> = super::super::super::codegen::all::PrimitiveMaps<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::PrimitiveMaps<'_> {
+                    PrimitiveMaps::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::PrimitiveMaps<'a>>
+                for PrimitiveMaps
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::PrimitiveMaps<'a> {
+                    PrimitiveMaps::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.ComplexValueMaps`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct ComplexValueMaps {
                 /// `m_str_point: map[string, base.Point]`
@@ -9542,9 +10244,43 @@ pub mod owned {
                 }
             }
 
+            impl ComplexValueMaps {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::ComplexValueMaps<'_> {
+                    super::super::super::codegen::all::ComplexValueMaps {
+                        m_str_point: ::bebop_core::Map::from_btree_map(&self.m_str_point),
+                        m_int_color: ::bebop_core::Map::from_btree_map(&self.m_int_color),
+                        m_uuid_record: ::bebop_core::Map::from_btree_map(&self.m_uuid_record),
+                        m_str_enum: ::bebop_core::Map::from_btree_map(&self.m_str_enum),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::ComplexValueMaps<'_> {
+                type Owned = ComplexValueMaps;
+                fn to_owned_value(&self) -> ComplexValueMaps {
+                    super::super::super::codegen::all::ComplexValueMaps::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for ComplexValueMaps {
+                type View<'a> = super::super::super::codegen::all::ComplexValueMaps<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::ComplexValueMaps<'_> {
+                    ComplexValueMaps::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::ComplexValueMaps<'a>>
+                for ComplexValueMaps
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::ComplexValueMaps<'a> {
+                    ComplexValueMaps::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.ArrayValueMaps`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct ArrayValueMaps {
                 /// `m_str_int_arr: map[string, int32[]]`
@@ -9654,9 +10390,42 @@ pub mod owned {
                 }
             }
 
+            impl ArrayValueMaps {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::ArrayValueMaps<'_> {
+                    super::super::super::codegen::all::ArrayValueMaps {
+                        m_str_int_arr: ::bebop_core::Map::from_btree_map(&self.m_str_int_arr),
+                        m_int_str_arr: ::bebop_core::Map::from_btree_map(&self.m_int_str_arr),
+                        m_str_point_arr: ::bebop_core::Map::from_btree_map(&self.m_str_point_arr),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::ArrayValueMaps<'_> {
+                type Owned = ArrayValueMaps;
+                fn to_owned_value(&self) -> ArrayValueMaps {
+                    super::super::super::codegen::all::ArrayValueMaps::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for ArrayValueMaps {
+                type View<'a> = super::super::super::codegen::all::ArrayValueMaps<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::ArrayValueMaps<'_> {
+                    ArrayValueMaps::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::ArrayValueMaps<'a>>
+                for ArrayValueMaps
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::ArrayValueMaps<'a> {
+                    ArrayValueMaps::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.NestedMaps`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct NestedMaps {
                 /// `nested: map[string, map[string, string]]`
@@ -9788,9 +10557,40 @@ pub mod owned {
                 }
             }
 
+            impl NestedMaps {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::NestedMaps<'_> {
+                    super::super::super::codegen::all::NestedMaps {
+                        nested: ::bebop_core::Map::from_btree_map(&self.nested),
+                        deep: ::bebop_core::Array::from_owned(&self.deep),
+                        arr_of_maps: ::bebop_core::Array::from_owned(&self.arr_of_maps),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::NestedMaps<'_> {
+                type Owned = NestedMaps;
+                fn to_owned_value(&self) -> NestedMaps {
+                    super::super::super::codegen::all::NestedMaps::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for NestedMaps {
+                type View<'a> = super::super::super::codegen::all::NestedMaps<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::NestedMaps<'_> {
+                    NestedMaps::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::NestedMaps<'a>> for NestedMaps {
+                fn lend(&'a self) -> super::super::super::codegen::all::NestedMaps<'a> {
+                    NestedMaps::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.MapWithFixedArrays`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct MapWithFixedArrays {
                 /// `labeled_values: map[string, int32[5]]`
@@ -9860,6 +10660,39 @@ pub mod owned {
                             .collect(),
                         hash_lookup: self.hash_lookup.iter().map(|(v1, v2)| (v1, *v2)).collect(),
                     }
+                }
+            }
+
+            impl MapWithFixedArrays {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::MapWithFixedArrays<'_> {
+                    super::super::super::codegen::all::MapWithFixedArrays {
+                        labeled_values: ::bebop_core::Map::from_btree_map(&self.labeled_values),
+                        hash_lookup: ::bebop_core::Map::from_btree_map(&self.hash_lookup),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::MapWithFixedArrays<'_> {
+                type Owned = MapWithFixedArrays;
+                fn to_owned_value(&self) -> MapWithFixedArrays {
+                    super::super::super::codegen::all::MapWithFixedArrays::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for MapWithFixedArrays {
+                type View<'a> = super::super::super::codegen::all::MapWithFixedArrays<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::MapWithFixedArrays<'_> {
+                    MapWithFixedArrays::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::MapWithFixedArrays<'a>>
+                for MapWithFixedArrays
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::MapWithFixedArrays<'a> {
+                    MapWithFixedArrays::as_view(self)
                 }
             }
 
@@ -10135,7 +10968,7 @@ pub mod owned {
             }
 
             impl AllOptionalScalars {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::AllOptionalScalars<'_> {
                     super::super::super::codegen::all::AllOptionalScalars {
                         f_bool: self.f_bool,
@@ -10162,6 +10995,29 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::AllOptionalScalars<'_> {
+                type Owned = AllOptionalScalars;
+                fn to_owned_value(&self) -> AllOptionalScalars {
+                    super::super::super::codegen::all::AllOptionalScalars::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for AllOptionalScalars {
+                type View<'a> = super::super::super::codegen::all::AllOptionalScalars<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::AllOptionalScalars<'_> {
+                    AllOptionalScalars::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::AllOptionalScalars<'a>>
+                for AllOptionalScalars
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::AllOptionalScalars<'a> {
+                    AllOptionalScalars::as_view(self)
+                }
+            }
+
             /// `codegen.all.EmptyMessage` holds no borrowed data, so its owned form is the view type itself.
             pub type EmptyMessage = super::super::super::codegen::all::EmptyMessage;
             impl EmptyMessage {
@@ -10175,6 +11031,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for EmptyMessage {
+                type Owned = EmptyMessage;
+                fn to_owned_value(&self) -> EmptyMessage {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for EmptyMessage {
+                type View<'a> = EmptyMessage;
+                fn as_view(&self) -> EmptyMessage {
+                    *self
                 }
             }
 
@@ -10300,7 +11170,7 @@ pub mod owned {
             }
 
             impl SparseIndices {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::SparseIndices<'_> {
                     super::super::super::codegen::all::SparseIndices {
                         first: self.first.as_deref(),
@@ -10309,6 +11179,28 @@ pub mod owned {
                         hundredth: self.hundredth.as_deref(),
                         last: self.last.as_deref(),
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::SparseIndices<'_> {
+                type Owned = SparseIndices;
+                fn to_owned_value(&self) -> SparseIndices {
+                    super::super::super::codegen::all::SparseIndices::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for SparseIndices {
+                type View<'a> = super::super::super::codegen::all::SparseIndices<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::SparseIndices<'_> {
+                    SparseIndices::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::SparseIndices<'a>>
+                for SparseIndices
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::SparseIndices<'a> {
+                    SparseIndices::as_view(self)
                 }
             }
 
@@ -10441,7 +11333,7 @@ pub mod owned {
 
             #[allow(deprecated)]
             impl DeprecatedFields {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::DeprecatedFields<'_> {
                     super::super::super::codegen::all::DeprecatedFields {
                         current: self.current.as_deref(),
@@ -10453,9 +11345,34 @@ pub mod owned {
                 }
             }
 
+            #[allow(deprecated)]
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::DeprecatedFields<'_> {
+                type Owned = DeprecatedFields;
+                fn to_owned_value(&self) -> DeprecatedFields {
+                    super::super::super::codegen::all::DeprecatedFields::to_owned_value(*self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_core::AsView for DeprecatedFields {
+                type View<'a> = super::super::super::codegen::all::DeprecatedFields<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::DeprecatedFields<'_> {
+                    DeprecatedFields::as_view(self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::DeprecatedFields<'a>>
+                for DeprecatedFields
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::DeprecatedFields<'a> {
+                    DeprecatedFields::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `message codegen.all.ComplexOptionals`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct ComplexOptionals {
                 /// `position(1): base.Point`
@@ -10598,9 +11515,49 @@ pub mod owned {
                 }
             }
 
+            impl ComplexOptionals {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::ComplexOptionals<'_> {
+                    super::super::super::codegen::all::ComplexOptionals {
+                        position: self.position,
+                        color: self.color,
+                        numbers: self
+                            .numbers
+                            .as_ref()
+                            .map(|v0| ::bebop_core::Array::from_slice(v0)),
+                        lookup: self.lookup.as_ref().map(::bebop_core::Map::from_btree_map),
+                        status: self.status,
+                        record: self.record.as_ref().map(|v0| v0.as_view()),
+                        fixed_arr: self.fixed_arr.as_ref(),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::ComplexOptionals<'_> {
+                type Owned = ComplexOptionals;
+                fn to_owned_value(&self) -> ComplexOptionals {
+                    super::super::super::codegen::all::ComplexOptionals::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for ComplexOptionals {
+                type View<'a> = super::super::super::codegen::all::ComplexOptionals<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::ComplexOptionals<'_> {
+                    ComplexOptionals::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::ComplexOptionals<'a>>
+                for ComplexOptionals
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::ComplexOptionals<'a> {
+                    ComplexOptionals::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `message codegen.all.FixedArrayMessage`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct FixedArrayMessage {
                 /// `signature(1): byte[32]`
@@ -10708,6 +11665,41 @@ pub mod owned {
                 }
             }
 
+            impl FixedArrayMessage {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::FixedArrayMessage<'_> {
+                    super::super::super::codegen::all::FixedArrayMessage {
+                        signature: self.signature.as_ref(),
+                        dimensions: self.dimensions,
+                        tags: self.tags.as_ref().map(::bebop_core::FixedArray::from_owned),
+                        single_uuid: self.single_uuid,
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::FixedArrayMessage<'_> {
+                type Owned = FixedArrayMessage;
+                fn to_owned_value(&self) -> FixedArrayMessage {
+                    super::super::super::codegen::all::FixedArrayMessage::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for FixedArrayMessage {
+                type View<'a> = super::super::super::codegen::all::FixedArrayMessage<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::FixedArrayMessage<'_> {
+                    FixedArrayMessage::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::FixedArrayMessage<'a>>
+                for FixedArrayMessage
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::FixedArrayMessage<'a> {
+                    FixedArrayMessage::as_view(self)
+                }
+            }
+
             /// `codegen.all.LocalMessage` holds no borrowed data, so its owned form is the view type itself.
             pub type LocalMessage = super::super::super::codegen::all::LocalMessage;
             impl LocalMessage {
@@ -10721,6 +11713,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for LocalMessage {
+                type Owned = LocalMessage;
+                fn to_owned_value(&self) -> LocalMessage {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for LocalMessage {
+                type View<'a> = LocalMessage;
+                fn as_view(&self) -> LocalMessage {
+                    *self
                 }
             }
 
@@ -10740,11 +11746,25 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for InlineStructUnion {
+                type Owned = InlineStructUnion;
+                fn to_owned_value(&self) -> InlineStructUnion {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for InlineStructUnion {
+                type View<'a> = InlineStructUnion;
+                fn as_view(&self) -> InlineStructUnion {
+                    *self
+                }
+            }
+
             /// Union with inline message definitions.
             ///
             /// From `codegen_all.bop`: `union codegen.all.InlineMessageUnion`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash)]
             #[allow(clippy::large_enum_variant)]
             pub enum InlineMessageUnion {
@@ -10830,6 +11850,52 @@ pub mod owned {
                             InlineMessageUnion::Error(v.to_owned_value())
                         }
                     }
+                }
+            }
+
+            impl InlineMessageUnion {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::InlineMessageUnion<'_> {
+                    match self {
+                        Self::Request(v) => {
+                            super::super::super::codegen::all::InlineMessageUnion::Request(
+                                v.as_view(),
+                            )
+                        }
+                        Self::Response(v) => {
+                            super::super::super::codegen::all::InlineMessageUnion::Response(
+                                v.as_view(),
+                            )
+                        }
+                        Self::Error(v) => {
+                            super::super::super::codegen::all::InlineMessageUnion::Error(
+                                v.as_view(),
+                            )
+                        }
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::InlineMessageUnion<'_> {
+                type Owned = InlineMessageUnion;
+                fn to_owned_value(&self) -> InlineMessageUnion {
+                    super::super::super::codegen::all::InlineMessageUnion::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for InlineMessageUnion {
+                type View<'a> = super::super::super::codegen::all::InlineMessageUnion<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::InlineMessageUnion<'_> {
+                    InlineMessageUnion::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::InlineMessageUnion<'a>>
+                for InlineMessageUnion
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::InlineMessageUnion<'a> {
+                    InlineMessageUnion::as_view(self)
                 }
             }
 
@@ -10935,7 +12001,7 @@ pub mod owned {
             }
 
             impl TypeRefUnion {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::TypeRefUnion<'_> {
                     match self {
                         Self::Point(v) => {
@@ -10951,6 +12017,28 @@ pub mod owned {
                             super::super::super::codegen::all::TypeRefUnion::Empty(*v)
                         }
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::TypeRefUnion<'_> {
+                type Owned = TypeRefUnion;
+                fn to_owned_value(&self) -> TypeRefUnion {
+                    super::super::super::codegen::all::TypeRefUnion::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for TypeRefUnion {
+                type View<'a> = super::super::super::codegen::all::TypeRefUnion<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::TypeRefUnion<'_> {
+                    TypeRefUnion::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::TypeRefUnion<'a>>
+                for TypeRefUnion
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::TypeRefUnion<'a> {
+                    TypeRefUnion::as_view(self)
                 }
             }
 
@@ -11056,7 +12144,7 @@ pub mod owned {
             }
 
             impl MixedUnion {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::MixedUnion<'_> {
                     match self {
                         Self::Point(v) => super::super::super::codegen::all::MixedUnion::Point(*v),
@@ -11068,6 +12156,26 @@ pub mod owned {
                             super::super::super::codegen::all::MixedUnion::MutableBranch(*v)
                         }
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::MixedUnion<'_> {
+                type Owned = MixedUnion;
+                fn to_owned_value(&self) -> MixedUnion {
+                    super::super::super::codegen::all::MixedUnion::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for MixedUnion {
+                type View<'a> = super::super::super::codegen::all::MixedUnion<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::MixedUnion<'_> {
+                    MixedUnion::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::MixedUnion<'a>> for MixedUnion {
+                fn lend(&'a self) -> super::super::super::codegen::all::MixedUnion<'a> {
+                    MixedUnion::as_view(self)
                 }
             }
 
@@ -11175,7 +12283,7 @@ pub mod owned {
             }
 
             impl VisibilityUnion {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::VisibilityUnion<'_> {
                     match self {
                         Self::LocalBranch(v) => {
@@ -11198,11 +12306,33 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::VisibilityUnion<'_> {
+                type Owned = VisibilityUnion;
+                fn to_owned_value(&self) -> VisibilityUnion {
+                    super::super::super::codegen::all::VisibilityUnion::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for VisibilityUnion {
+                type View<'a> = super::super::super::codegen::all::VisibilityUnion<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::VisibilityUnion<'_> {
+                    VisibilityUnion::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::VisibilityUnion<'a>>
+                for VisibilityUnion
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::VisibilityUnion<'a> {
+                    VisibilityUnion::as_view(self)
+                }
+            }
+
             /// Union with complex content in branches.
             ///
             /// From `codegen_all.bop`: `union codegen.all.ComplexContentUnion`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq)]
             #[allow(clippy::large_enum_variant)]
             pub enum ComplexContentUnion {
@@ -11291,6 +12421,54 @@ pub mod owned {
                 }
             }
 
+            impl ComplexContentUnion {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(
+                    &self,
+                ) -> super::super::super::codegen::all::ComplexContentUnion<'_> {
+                    match self {
+                        Self::WithArrays(v) => {
+                            super::super::super::codegen::all::ComplexContentUnion::WithArrays(
+                                v.as_view(),
+                            )
+                        }
+                        Self::WithMaps(v) => {
+                            super::super::super::codegen::all::ComplexContentUnion::WithMaps(
+                                v.as_view(),
+                            )
+                        }
+                        Self::WithFixed(v) => {
+                            super::super::super::codegen::all::ComplexContentUnion::WithFixed(
+                                v.as_view(),
+                            )
+                        }
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::ComplexContentUnion<'_> {
+                type Owned = ComplexContentUnion;
+                fn to_owned_value(&self) -> ComplexContentUnion {
+                    super::super::super::codegen::all::ComplexContentUnion::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for ComplexContentUnion {
+                type View<'a> = super::super::super::codegen::all::ComplexContentUnion<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::ComplexContentUnion<'_> {
+                    ComplexContentUnion::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::ComplexContentUnion<'a>>
+                for ComplexContentUnion
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::ComplexContentUnion<'a> {
+                    ComplexContentUnion::as_view(self)
+                }
+            }
+
             /// Struct with nested types.
             ///
             /// From `codegen_all.bop`: `struct codegen.all.OuterStruct`.
@@ -11361,12 +12539,34 @@ pub mod owned {
             }
 
             impl OuterStruct {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::OuterStruct<'_> {
                     super::super::super::codegen::all::OuterStruct {
                         id: self.id,
                         name: self.name.as_str(),
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::OuterStruct<'_> {
+                type Owned = OuterStruct;
+                fn to_owned_value(&self) -> OuterStruct {
+                    super::super::super::codegen::all::OuterStruct::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for OuterStruct {
+                type View<'a> = super::super::super::codegen::all::OuterStruct<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::OuterStruct<'_> {
+                    OuterStruct::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::OuterStruct<'a>>
+                for OuterStruct
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::OuterStruct<'a> {
+                    OuterStruct::as_view(self)
                 }
             }
 
@@ -11462,12 +12662,34 @@ pub mod owned {
             }
 
             impl OuterMessage {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::OuterMessage<'_> {
                     super::super::super::codegen::all::OuterMessage {
                         r#type: self.r#type.as_deref(),
                         timestamp: self.timestamp,
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::OuterMessage<'_> {
+                type Owned = OuterMessage;
+                fn to_owned_value(&self) -> OuterMessage {
+                    super::super::super::codegen::all::OuterMessage::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for OuterMessage {
+                type View<'a> = super::super::super::codegen::all::OuterMessage<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::OuterMessage<'_> {
+                    OuterMessage::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::OuterMessage<'a>>
+                for OuterMessage
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::OuterMessage<'a> {
+                    OuterMessage::as_view(self)
                 }
             }
 
@@ -11557,7 +12779,7 @@ pub mod owned {
             }
 
             impl UnionWithNested {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::UnionWithNested<'_> {
                     match self {
                         Self::Success(v) => {
@@ -11567,6 +12789,28 @@ pub mod owned {
                             super::super::super::codegen::all::UnionWithNested::Failure(v.as_view())
                         }
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::UnionWithNested<'_> {
+                type Owned = UnionWithNested;
+                fn to_owned_value(&self) -> UnionWithNested {
+                    super::super::super::codegen::all::UnionWithNested::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for UnionWithNested {
+                type View<'a> = super::super::super::codegen::all::UnionWithNested<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::UnionWithNested<'_> {
+                    UnionWithNested::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::UnionWithNested<'a>>
+                for UnionWithNested
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::UnionWithNested<'a> {
+                    UnionWithNested::as_view(self)
                 }
             }
 
@@ -11586,9 +12830,23 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for UsesNestedTypes {
+                type Owned = UsesNestedTypes;
+                fn to_owned_value(&self) -> UsesNestedTypes {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for UsesNestedTypes {
+                type View<'a> = UsesNestedTypes;
+                fn as_view(&self) -> UsesNestedTypes {
+                    *self
+                }
+            }
+
             /// From `codegen_all.bop`: `struct codegen.all.KitchenSink`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq)]
             pub struct KitchenSink {
                 /// `scalars: codegen.all.AllScalars`
@@ -11712,9 +12970,51 @@ pub mod owned {
                 }
             }
 
+            impl KitchenSink {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::KitchenSink<'_> {
+                    super::super::super::codegen::all::KitchenSink {
+                        scalars: self.scalars.as_view(),
+                        empty: self.empty,
+                        enums: self.enums,
+                        dynamic_arrays: self.dynamic_arrays.as_view(),
+                        fixed_arrays: self.fixed_arrays.as_view(),
+                        complex_arrays: self.complex_arrays.as_view(),
+                        primitive_maps: self.primitive_maps.as_view(),
+                        complex_maps: self.complex_maps.as_view(),
+                        imported: self.imported.as_view(),
+                        inline_union: self.inline_union,
+                        ref_union: self.ref_union.as_view(),
+                        nested: self.nested.as_view(),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::KitchenSink<'_> {
+                type Owned = KitchenSink;
+                fn to_owned_value(&self) -> KitchenSink {
+                    super::super::super::codegen::all::KitchenSink::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for KitchenSink {
+                type View<'a> = super::super::super::codegen::all::KitchenSink<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::KitchenSink<'_> {
+                    KitchenSink::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::KitchenSink<'a>>
+                for KitchenSink
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::KitchenSink<'a> {
+                    KitchenSink::as_view(self)
+                }
+            }
+
             /// From `codegen_all.bop`: `message codegen.all.KitchenSinkMessage`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct KitchenSinkMessage {
                 /// `scalars(1): codegen.all.AllScalars`
@@ -11874,6 +13174,46 @@ pub mod owned {
                 }
             }
 
+            impl KitchenSinkMessage {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::KitchenSinkMessage<'_> {
+                    super::super::super::codegen::all::KitchenSinkMessage {
+                        scalars: self.scalars.as_ref().map(|v0| v0.as_view()),
+                        empty: self.empty,
+                        enums: self.enums,
+                        dynamic_arrays: self.dynamic_arrays.as_ref().map(|v0| v0.as_view()),
+                        fixed_arrays: self.fixed_arrays.as_ref().map(|v0| v0.as_view()),
+                        primitive_maps: self.primitive_maps.as_ref().map(|v0| v0.as_view()),
+                        imported: self.imported.as_ref().map(|v0| v0.as_view()),
+                        inline_union: self.inline_union,
+                        nested: self.nested.as_ref().map(|v0| v0.as_view()),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::KitchenSinkMessage<'_> {
+                type Owned = KitchenSinkMessage;
+                fn to_owned_value(&self) -> KitchenSinkMessage {
+                    super::super::super::codegen::all::KitchenSinkMessage::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for KitchenSinkMessage {
+                type View<'a> = super::super::super::codegen::all::KitchenSinkMessage<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::KitchenSinkMessage<'_> {
+                    KitchenSinkMessage::as_view(self)
+                }
+            }
+
+            impl<'a>
+                ::bebop_core::Lend<'a, super::super::super::codegen::all::KitchenSinkMessage<'a>>
+                for KitchenSinkMessage
+            {
+                fn lend(&'a self) -> super::super::super::codegen::all::KitchenSinkMessage<'a> {
+                    KitchenSinkMessage::as_view(self)
+                }
+            }
+
             /// Node in a tree (no self-reference - use guid to link).
             ///
             /// From `codegen_all.bop`: `struct codegen.all.TreeNode`.
@@ -11955,7 +13295,7 @@ pub mod owned {
             }
 
             impl TreeNode {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::codegen::all::TreeNode<'_> {
                     super::super::super::codegen::all::TreeNode {
                         id: self.id,
@@ -11966,11 +13306,31 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::TreeNode<'_> {
+                type Owned = TreeNode;
+                fn to_owned_value(&self) -> TreeNode {
+                    super::super::super::codegen::all::TreeNode::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for TreeNode {
+                type View<'a> = super::super::super::codegen::all::TreeNode<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::TreeNode<'_> {
+                    TreeNode::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::TreeNode<'a>> for TreeNode {
+                fn lend(&'a self) -> super::super::super::codegen::all::TreeNode<'a> {
+                    TreeNode::as_view(self)
+                }
+            }
+
             /// Graph-like structure.
             ///
             /// From `codegen_all.bop`: `struct codegen.all.GraphNode`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct GraphNode {
                 /// `id: uuid`
@@ -12054,6 +13414,38 @@ pub mod owned {
                 }
             }
 
+            impl GraphNode {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::codegen::all::GraphNode<'_> {
+                    super::super::super::codegen::all::GraphNode {
+                        id: self.id,
+                        label: self.label.as_str(),
+                        adjacent_ids: ::bebop_core::Array::from_slice(&self.adjacent_ids),
+                        named_edges: ::bebop_core::Map::from_btree_map(&self.named_edges),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::codegen::all::GraphNode<'_> {
+                type Owned = GraphNode;
+                fn to_owned_value(&self) -> GraphNode {
+                    super::super::super::codegen::all::GraphNode::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for GraphNode {
+                type View<'a> = super::super::super::codegen::all::GraphNode<'a>;
+                fn as_view(&self) -> super::super::super::codegen::all::GraphNode<'_> {
+                    GraphNode::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::codegen::all::GraphNode<'a>> for GraphNode {
+                fn lend(&'a self) -> super::super::super::codegen::all::GraphNode<'a> {
+                    GraphNode::as_view(self)
+                }
+            }
+
             /// Owned forms of: definitions nested in `InlineStructUnion` (union `codegen.all.InlineStructUnion`).
             pub mod inline_struct_union {
                 /// `codegen.all.InlineStructUnion.Circle` holds no borrowed data, so its owned form is the view type itself.
@@ -12072,6 +13464,20 @@ pub mod owned {
                         );
                         ::bebop_core::Encode::encode(self, &mut out)?;
                         ::core::result::Result::Ok(out)
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue for Circle {
+                    type Owned = Circle;
+                    fn to_owned_value(&self) -> Circle {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for Circle {
+                    type View<'a> = Circle;
+                    fn as_view(&self) -> Circle {
+                        *self
                     }
                 }
 
@@ -12094,6 +13500,20 @@ pub mod owned {
                     }
                 }
 
+                impl ::bebop_core::ToOwnedValue for Rectangle {
+                    type Owned = Rectangle;
+                    fn to_owned_value(&self) -> Rectangle {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for Rectangle {
+                    type View<'a> = Rectangle;
+                    fn as_view(&self) -> Rectangle {
+                        *self
+                    }
+                }
+
                 /// `codegen.all.InlineStructUnion.Triangle` holds no borrowed data, so its owned form is the view type itself.
                 pub type Triangle =
                     super::super::super::super::codegen::all::inline_struct_union::Triangle;
@@ -12112,13 +13532,27 @@ pub mod owned {
                         ::core::result::Result::Ok(out)
                     }
                 }
+
+                impl ::bebop_core::ToOwnedValue for Triangle {
+                    type Owned = Triangle;
+                    fn to_owned_value(&self) -> Triangle {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for Triangle {
+                    type View<'a> = Triangle;
+                    fn as_view(&self) -> Triangle {
+                        *self
+                    }
+                }
             }
 
             /// Owned forms of: definitions nested in `InlineMessageUnion` (union `codegen.all.InlineMessageUnion`).
             pub mod inline_message_union {
                 /// From `codegen_all.bop`: `message codegen.all.InlineMessageUnion.Request`.
                 ///
-                /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+                /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
                 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
                 pub struct Request {
                     /// `method(1): string`
@@ -12229,6 +13663,56 @@ pub mod owned {
                     }
                 }
 
+                impl Request {
+                    /// A view borrowing this value: nothing is copied or encoded.
+                    pub fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Request<'_>
+                    {
+                        super::super::super::super::codegen::all::inline_message_union::Request {
+                            method: self.method.as_deref(),
+                            path: self.path.as_deref(),
+                            headers: self.headers.as_ref().map(::bebop_core::Map::from_btree_map),
+                        }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::inline_message_union::Request<'_>
+                {
+                    type Owned = Request;
+                    fn to_owned_value(&self) -> Request {
+                        super::super::super::super::codegen::all::inline_message_union::Request::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for Request {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::inline_message_union::Request<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Request<'_>
+                    {
+                        Request::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::inline_message_union::Request<'a>,
+                    > for Request
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Request<'a>
+                    {
+                        Request::as_view(self)
+                    }
+                }
+
                 /// From `codegen_all.bop`: `message codegen.all.InlineMessageUnion.Response`.
                 ///
                 /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -12320,7 +13804,7 @@ pub mod owned {
                 }
 
                 impl Response {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::inline_message_union::Response<'_>
@@ -12329,6 +13813,46 @@ pub mod owned {
                             status_code: self.status_code,
                             body: self.body.as_deref(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::inline_message_union::Response<'_>
+                {
+                    type Owned = Response;
+                    fn to_owned_value(&self) -> Response {
+                        super::super::super::super::codegen::all::inline_message_union::Response::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for Response {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::inline_message_union::Response<
+                            'a,
+                        >;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Response<'_>
+                    {
+                        Response::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::inline_message_union::Response<
+                            'a,
+                        >,
+                    > for Response
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Response<'a>
+                    {
+                        Response::as_view(self)
                     }
                 }
 
@@ -12422,7 +13946,7 @@ pub mod owned {
                 }
 
                 impl Error {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::inline_message_union::Error<'_>
@@ -12431,6 +13955,42 @@ pub mod owned {
                             code: self.code,
                             details: self.details.as_deref(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::inline_message_union::Error<'_>
+                {
+                    type Owned = Error;
+                    fn to_owned_value(&self) -> Error {
+                        super::super::super::super::codegen::all::inline_message_union::Error::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for Error {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::inline_message_union::Error<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Error<'_>
+                    {
+                        Error::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::inline_message_union::Error<'a>,
+                    > for Error
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::inline_message_union::Error<'a>
+                    {
+                        Error::as_view(self)
                     }
                 }
             }
@@ -12507,7 +14067,7 @@ pub mod owned {
                 }
 
                 impl Custom {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::mixed_union::Custom<'_>
@@ -12516,6 +14076,42 @@ pub mod owned {
                             name: self.name.as_str(),
                             value: self.value,
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::mixed_union::Custom<'_>
+                {
+                    type Owned = Custom;
+                    fn to_owned_value(&self) -> Custom {
+                        super::super::super::super::codegen::all::mixed_union::Custom::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for Custom {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::mixed_union::Custom<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::mixed_union::Custom<'_>
+                    {
+                        Custom::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::mixed_union::Custom<'a>,
+                    > for Custom
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::mixed_union::Custom<'a>
+                    {
+                        Custom::as_view(self)
                     }
                 }
 
@@ -12535,6 +14131,20 @@ pub mod owned {
                         );
                         ::bebop_core::Encode::encode(self, &mut out)?;
                         ::core::result::Result::Ok(out)
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue for MutableBranch {
+                    type Owned = MutableBranch;
+                    fn to_owned_value(&self) -> MutableBranch {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for MutableBranch {
+                    type View<'a> = MutableBranch;
+                    fn as_view(&self) -> MutableBranch {
+                        *self
                     }
                 }
             }
@@ -12606,7 +14216,7 @@ pub mod owned {
                 }
 
                 impl LocalBranch {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::visibility_union::LocalBranch<'_>
@@ -12614,6 +14224,42 @@ pub mod owned {
                         super::super::super::super::codegen::all::visibility_union::LocalBranch {
                             value: self.value.as_str(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::visibility_union::LocalBranch<'_>
+                {
+                    type Owned = LocalBranch;
+                    fn to_owned_value(&self) -> LocalBranch {
+                        super::super::super::super::codegen::all::visibility_union::LocalBranch::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for LocalBranch {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::visibility_union::LocalBranch<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::visibility_union::LocalBranch<'_>
+                    {
+                        LocalBranch::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::visibility_union::LocalBranch<'a>,
+                    > for LocalBranch
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::visibility_union::LocalBranch<'a>
+                    {
+                        LocalBranch::as_view(self)
                     }
                 }
 
@@ -12687,7 +14333,7 @@ pub mod owned {
                 }
 
                 impl ExportedBranch {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::visibility_union::ExportedBranch<
@@ -12697,6 +14343,50 @@ pub mod owned {
                             code: self.code,
                             details: self.details.as_str(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::visibility_union::ExportedBranch<
+                        '_,
+                    >
+                {
+                    type Owned = ExportedBranch;
+                    fn to_owned_value(&self) -> ExportedBranch {
+                        super::super::super::super::codegen::all::visibility_union::ExportedBranch::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for ExportedBranch {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::visibility_union::ExportedBranch<
+                            'a,
+                        >;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::visibility_union::ExportedBranch<
+                        '_,
+                    >{
+                        ExportedBranch::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::visibility_union::ExportedBranch<
+                            'a,
+                        >,
+                    > for ExportedBranch
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::visibility_union::ExportedBranch<
+                        'a,
+                    >{
+                        ExportedBranch::as_view(self)
                     }
                 }
 
@@ -12719,6 +14409,20 @@ pub mod owned {
                     }
                 }
 
+                impl ::bebop_core::ToOwnedValue for MutBranch {
+                    type Owned = MutBranch;
+                    fn to_owned_value(&self) -> MutBranch {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for MutBranch {
+                    type View<'a> = MutBranch;
+                    fn as_view(&self) -> MutBranch {
+                        *self
+                    }
+                }
+
                 /// `codegen.all.VisibilityUnion.MutExportBranch` holds no borrowed data, so its owned form is the view type itself.
                 pub type MutExportBranch =
                     super::super::super::super::codegen::all::visibility_union::MutExportBranch;
@@ -12737,13 +14441,27 @@ pub mod owned {
                         ::core::result::Result::Ok(out)
                     }
                 }
+
+                impl ::bebop_core::ToOwnedValue for MutExportBranch {
+                    type Owned = MutExportBranch;
+                    fn to_owned_value(&self) -> MutExportBranch {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for MutExportBranch {
+                    type View<'a> = MutExportBranch;
+                    fn as_view(&self) -> MutExportBranch {
+                        *self
+                    }
+                }
             }
 
             /// Owned forms of: definitions nested in `ComplexContentUnion` (union `codegen.all.ComplexContentUnion`).
             pub mod complex_content_union {
                 /// From `codegen_all.bop`: `struct codegen.all.ComplexContentUnion.WithArrays`.
                 ///
-                /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+                /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
                 #[derive(Clone, Debug, PartialEq, Default)]
                 pub struct WithArrays {
                     /// `values: int32[]`
@@ -12823,9 +14541,68 @@ pub mod owned {
                     }
                 }
 
+                impl WithArrays {
+                    /// A view borrowing this value: nothing is copied or encoded.
+                    pub fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithArrays<
+                        '_,
+                    >{
+                        super::super::super::super::codegen::all::complex_content_union::WithArrays {
+                            values: ::bebop_core::Array::from_slice(&self.values),
+                            points: ::bebop_core::Array::from_slice(&self.points),
+                            lookup: ::bebop_core::Map::from_btree_map(&self.lookup),
+                        }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::complex_content_union::WithArrays<
+                        '_,
+                    >
+                {
+                    type Owned = WithArrays;
+                    fn to_owned_value(&self) -> WithArrays {
+                        super::super::super::super::codegen::all::complex_content_union::WithArrays::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for WithArrays {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::complex_content_union::WithArrays<
+                            'a,
+                        >;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithArrays<
+                        '_,
+                    >{
+                        WithArrays::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::complex_content_union::WithArrays<
+                            'a,
+                        >,
+                    > for WithArrays
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithArrays<
+                        'a,
+                    >{
+                        WithArrays::as_view(self)
+                    }
+                }
+
                 /// From `codegen_all.bop`: `struct codegen.all.ComplexContentUnion.WithMaps`.
                 ///
-                /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+                /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
                 #[derive(Clone, Debug, PartialEq, Default)]
                 pub struct WithMaps {
                     /// `point_map: map[string, base.Point]`
@@ -12914,6 +14691,63 @@ pub mod owned {
                     }
                 }
 
+                impl WithMaps {
+                    /// A view borrowing this value: nothing is copied or encoded.
+                    pub fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithMaps<'_>
+                    {
+                        super::super::super::super::codegen::all::complex_content_union::WithMaps {
+                            point_map: ::bebop_core::Map::from_btree_map(&self.point_map),
+                            indexed_strings: ::bebop_core::Map::from_btree_map(
+                                &self.indexed_strings,
+                            ),
+                        }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::complex_content_union::WithMaps<
+                        '_,
+                    >
+                {
+                    type Owned = WithMaps;
+                    fn to_owned_value(&self) -> WithMaps {
+                        super::super::super::super::codegen::all::complex_content_union::WithMaps::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for WithMaps {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::complex_content_union::WithMaps<
+                            'a,
+                        >;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithMaps<'_>
+                    {
+                        WithMaps::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::complex_content_union::WithMaps<
+                            'a,
+                        >,
+                    > for WithMaps
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithMaps<'a>
+                    {
+                        WithMaps::as_view(self)
+                    }
+                }
+
                 /// From `codegen_all.bop`: `struct codegen.all.ComplexContentUnion.WithFixed`.
                 ///
                 /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -12998,7 +14832,7 @@ pub mod owned {
                 }
 
                 impl WithFixed {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::complex_content_union::WithFixed<
@@ -13008,6 +14842,50 @@ pub mod owned {
                             hash: &self.hash,
                             quad: self.quad,
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::complex_content_union::WithFixed<
+                        '_,
+                    >
+                {
+                    type Owned = WithFixed;
+                    fn to_owned_value(&self) -> WithFixed {
+                        super::super::super::super::codegen::all::complex_content_union::WithFixed::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for WithFixed {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::complex_content_union::WithFixed<
+                            'a,
+                        >;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithFixed<
+                        '_,
+                    >{
+                        WithFixed::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::complex_content_union::WithFixed<
+                            'a,
+                        >,
+                    > for WithFixed
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::complex_content_union::WithFixed<
+                        'a,
+                    >{
+                        WithFixed::as_view(self)
                     }
                 }
             }
@@ -13085,7 +14963,7 @@ pub mod owned {
                 }
 
                 impl InnerStruct {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::outer_struct::InnerStruct<'_>
@@ -13094,6 +14972,42 @@ pub mod owned {
                             key: self.key.as_str(),
                             value: self.value.as_str(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::outer_struct::InnerStruct<'_>
+                {
+                    type Owned = InnerStruct;
+                    fn to_owned_value(&self) -> InnerStruct {
+                        super::super::super::super::codegen::all::outer_struct::InnerStruct::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for InnerStruct {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::outer_struct::InnerStruct<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::outer_struct::InnerStruct<'_>
+                    {
+                        InnerStruct::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::outer_struct::InnerStruct<'a>,
+                    > for InnerStruct
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::outer_struct::InnerStruct<'a>
+                    {
+                        InnerStruct::as_view(self)
                     }
                 }
 
@@ -13116,6 +15030,37 @@ pub mod owned {
                     }
                 }
 
+                impl ::bebop_core::ToOwnedValue for ExportedInner {
+                    type Owned = ExportedInner;
+                    fn to_owned_value(&self) -> ExportedInner {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for ExportedInner {
+                    type View<'a> = ExportedInner;
+                    fn as_view(&self) -> ExportedInner {
+                        *self
+                    }
+                }
+
+                /// `codegen.all.OuterStruct.InnerEnum` is its own owned form.
+                pub type InnerEnum =
+                    super::super::super::super::codegen::all::outer_struct::InnerEnum;
+                impl ::bebop_core::ToOwnedValue for InnerEnum {
+                    type Owned = InnerEnum;
+                    fn to_owned_value(&self) -> InnerEnum {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for InnerEnum {
+                    type View<'a> = InnerEnum;
+                    fn as_view(&self) -> InnerEnum {
+                        *self
+                    }
+                }
+
                 /// `codegen.all.OuterStruct.Level1` holds no borrowed data, so its owned form is the view type itself.
                 pub type Level1 = super::super::super::super::codegen::all::outer_struct::Level1;
                 impl Level1 {
@@ -13131,6 +15076,20 @@ pub mod owned {
                         );
                         ::bebop_core::Encode::encode(self, &mut out)?;
                         ::core::result::Result::Ok(out)
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue for Level1 {
+                    type Owned = Level1;
+                    fn to_owned_value(&self) -> Level1 {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for Level1 {
+                    type View<'a> = Level1;
+                    fn as_view(&self) -> Level1 {
+                        *self
                     }
                 }
 
@@ -13154,6 +15113,20 @@ pub mod owned {
                         }
                     }
 
+                    impl ::bebop_core::ToOwnedValue for Level2 {
+                        type Owned = Level2;
+                        fn to_owned_value(&self) -> Level2 {
+                            *self
+                        }
+                    }
+
+                    impl ::bebop_core::AsView for Level2 {
+                        type View<'a> = Level2;
+                        fn as_view(&self) -> Level2 {
+                            *self
+                        }
+                    }
+
                     /// Owned forms of: definitions nested in `Level2` (struct `codegen.all.OuterStruct.Level1.Level2`).
                     pub mod level2 {
                         /// `codegen.all.OuterStruct.Level1.Level2.Level3` holds no borrowed data, so its owned form is the view type itself.
@@ -13171,6 +15144,20 @@ pub mod owned {
                                 );
                                 ::bebop_core::Encode::encode(self, &mut out)?;
                                 ::core::result::Result::Ok(out)
+                            }
+                        }
+
+                        impl ::bebop_core::ToOwnedValue for Level3 {
+                            type Owned = Level3;
+                            fn to_owned_value(&self) -> Level3 {
+                                *self
+                            }
+                        }
+
+                        impl ::bebop_core::AsView for Level3 {
+                            type View<'a> = Level3;
+                            fn as_view(&self) -> Level3 {
+                                *self
                             }
                         }
                     }
@@ -13256,7 +15243,7 @@ pub mod owned {
                 }
 
                 impl InnerMessage {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::outer_message::InnerMessage<'_>
@@ -13264,6 +15251,42 @@ pub mod owned {
                         super::super::super::super::codegen::all::outer_message::InnerMessage {
                             data: self.data.as_deref(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::outer_message::InnerMessage<'_>
+                {
+                    type Owned = InnerMessage;
+                    fn to_owned_value(&self) -> InnerMessage {
+                        super::super::super::super::codegen::all::outer_message::InnerMessage::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for InnerMessage {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::outer_message::InnerMessage<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::outer_message::InnerMessage<'_>
+                    {
+                        InnerMessage::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::outer_message::InnerMessage<'a>,
+                    > for InnerMessage
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::outer_message::InnerMessage<'a>
+                    {
+                        InnerMessage::as_view(self)
                     }
                 }
 
@@ -13338,7 +15361,7 @@ pub mod owned {
                 }
 
                 impl InnerStruct {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::outer_message::InnerStruct<'_>
@@ -13347,6 +15370,59 @@ pub mod owned {
                             name: self.name.as_str(),
                             value: self.value.as_str(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::outer_message::InnerStruct<'_>
+                {
+                    type Owned = InnerStruct;
+                    fn to_owned_value(&self) -> InnerStruct {
+                        super::super::super::super::codegen::all::outer_message::InnerStruct::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for InnerStruct {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::outer_message::InnerStruct<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::outer_message::InnerStruct<'_>
+                    {
+                        InnerStruct::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::outer_message::InnerStruct<'a>,
+                    > for InnerStruct
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::outer_message::InnerStruct<'a>
+                    {
+                        InnerStruct::as_view(self)
+                    }
+                }
+
+                /// `codegen.all.OuterMessage.InnerEnum` is its own owned form.
+                pub type InnerEnum =
+                    super::super::super::super::codegen::all::outer_message::InnerEnum;
+                impl ::bebop_core::ToOwnedValue for InnerEnum {
+                    type Owned = InnerEnum;
+                    fn to_owned_value(&self) -> InnerEnum {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for InnerEnum {
+                    type View<'a> = InnerEnum;
+                    fn as_view(&self) -> InnerEnum {
+                        *self
                     }
                 }
             }
@@ -13418,7 +15494,7 @@ pub mod owned {
                 }
 
                 impl Success {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::union_with_nested::Success<'_>
@@ -13426,6 +15502,42 @@ pub mod owned {
                         super::super::super::super::codegen::all::union_with_nested::Success {
                             value: self.value.as_str(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::union_with_nested::Success<'_>
+                {
+                    type Owned = Success;
+                    fn to_owned_value(&self) -> Success {
+                        super::super::super::super::codegen::all::union_with_nested::Success::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for Success {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::union_with_nested::Success<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::union_with_nested::Success<'_>
+                    {
+                        Success::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::union_with_nested::Success<'a>,
+                    > for Success
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::union_with_nested::Success<'a>
+                    {
+                        Success::as_view(self)
                     }
                 }
 
@@ -13499,7 +15611,7 @@ pub mod owned {
                 }
 
                 impl Failure {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::codegen::all::union_with_nested::Failure<'_>
@@ -13508,6 +15620,59 @@ pub mod owned {
                             code: self.code,
                             msg: self.msg.as_str(),
                         }
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue
+                    for super::super::super::super::codegen::all::union_with_nested::Failure<'_>
+                {
+                    type Owned = Failure;
+                    fn to_owned_value(&self) -> Failure {
+                        super::super::super::super::codegen::all::union_with_nested::Failure::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_core::AsView for Failure {
+                    type View<'a> =
+                        super::super::super::super::codegen::all::union_with_nested::Failure<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::codegen::all::union_with_nested::Failure<'_>
+                    {
+                        Failure::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_core::Lend<
+                        'a,
+                        super::super::super::super::codegen::all::union_with_nested::Failure<'a>,
+                    > for Failure
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::codegen::all::union_with_nested::Failure<'a>
+                    {
+                        Failure::as_view(self)
+                    }
+                }
+
+                /// `codegen.all.UnionWithNested.ResultCode` is its own owned form.
+                pub type ResultCode =
+                    super::super::super::super::codegen::all::union_with_nested::ResultCode;
+                impl ::bebop_core::ToOwnedValue for ResultCode {
+                    type Owned = ResultCode;
+                    fn to_owned_value(&self) -> ResultCode {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for ResultCode {
+                    type View<'a> = ResultCode;
+                    fn as_view(&self) -> ResultCode {
+                        *self
                     }
                 }
             }
@@ -13533,6 +15698,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
+            }
+        }
+
         /// `base.Color` holds no borrowed data, so its owned form is the view type itself.
         pub type Color = super::super::base::Color;
         impl Color {
@@ -13549,6 +15728,36 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Color {
+            type Owned = Color;
+            fn to_owned_value(&self) -> Color {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Color {
+            type View<'a> = Color;
+            fn as_view(&self) -> Color {
+                *self
+            }
+        }
+
+        /// `base.StatusCode` is its own owned form.
+        pub type StatusCode = super::super::base::StatusCode;
+        impl ::bebop_core::ToOwnedValue for StatusCode {
+            type Owned = StatusCode;
+            fn to_owned_value(&self) -> StatusCode {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for StatusCode {
+            type View<'a> = StatusCode;
+            fn as_view(&self) -> StatusCode {
+                *self
+            }
+        }
+
         /// `base.EmptyBase` holds no borrowed data, so its owned form is the view type itself.
         pub type EmptyBase = super::super::base::EmptyBase;
         impl EmptyBase {
@@ -13562,6 +15771,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for EmptyBase {
+            type Owned = EmptyBase;
+            fn to_owned_value(&self) -> EmptyBase {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for EmptyBase {
+            type View<'a> = EmptyBase;
+            fn as_view(&self) -> EmptyBase {
+                *self
             }
         }
 
@@ -13642,11 +15865,31 @@ pub mod owned {
         }
 
         impl SimpleMessage {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::base::SimpleMessage<'_> {
                 super::super::base::SimpleMessage {
                     value: self.value.as_deref(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::base::SimpleMessage<'_> {
+            type Owned = SimpleMessage;
+            fn to_owned_value(&self) -> SimpleMessage {
+                super::super::base::SimpleMessage::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for SimpleMessage {
+            type View<'a> = super::super::base::SimpleMessage<'a>;
+            fn as_view(&self) -> super::super::base::SimpleMessage<'_> {
+                SimpleMessage::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::base::SimpleMessage<'a>> for SimpleMessage {
+            fn lend(&'a self) -> super::super::base::SimpleMessage<'a> {
+                SimpleMessage::as_view(self)
             }
         }
     }

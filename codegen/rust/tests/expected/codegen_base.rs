@@ -343,10 +343,10 @@ pub mod base {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `base`.
@@ -368,6 +368,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
+            }
+        }
+
         /// `base.Color` holds no borrowed data, so its owned form is the view type itself.
         pub type Color = super::super::base::Color;
         impl Color {
@@ -384,6 +398,36 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Color {
+            type Owned = Color;
+            fn to_owned_value(&self) -> Color {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Color {
+            type View<'a> = Color;
+            fn as_view(&self) -> Color {
+                *self
+            }
+        }
+
+        /// `base.StatusCode` is its own owned form.
+        pub type StatusCode = super::super::base::StatusCode;
+        impl ::bebop_core::ToOwnedValue for StatusCode {
+            type Owned = StatusCode;
+            fn to_owned_value(&self) -> StatusCode {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for StatusCode {
+            type View<'a> = StatusCode;
+            fn as_view(&self) -> StatusCode {
+                *self
+            }
+        }
+
         /// `base.EmptyBase` holds no borrowed data, so its owned form is the view type itself.
         pub type EmptyBase = super::super::base::EmptyBase;
         impl EmptyBase {
@@ -397,6 +441,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for EmptyBase {
+            type Owned = EmptyBase;
+            fn to_owned_value(&self) -> EmptyBase {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for EmptyBase {
+            type View<'a> = EmptyBase;
+            fn as_view(&self) -> EmptyBase {
+                *self
             }
         }
 
@@ -477,11 +535,31 @@ pub mod owned {
         }
 
         impl SimpleMessage {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::base::SimpleMessage<'_> {
                 super::super::base::SimpleMessage {
                     value: self.value.as_deref(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::base::SimpleMessage<'_> {
+            type Owned = SimpleMessage;
+            fn to_owned_value(&self) -> SimpleMessage {
+                super::super::base::SimpleMessage::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for SimpleMessage {
+            type View<'a> = super::super::base::SimpleMessage<'a>;
+            fn as_view(&self) -> super::super::base::SimpleMessage<'_> {
+                SimpleMessage::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::base::SimpleMessage<'a>> for SimpleMessage {
+            fn lend(&'a self) -> super::super::base::SimpleMessage<'a> {
+                SimpleMessage::as_view(self)
             }
         }
     }

@@ -82,10 +82,10 @@ pub mod app {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `app`.
@@ -104,6 +104,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Score {
+            type Owned = Score;
+            fn to_owned_value(&self) -> Score {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Score {
+            type View<'a> = Score;
+            fn as_view(&self) -> Score {
+                *self
             }
         }
     }

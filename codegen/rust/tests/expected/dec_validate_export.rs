@@ -90,10 +90,10 @@ impl ::defmt::Format for Product<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `dec_validate_export.bop`: `struct Product`.
@@ -179,7 +179,7 @@ pub mod owned {
     }
 
     impl Product {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Product<'_> {
             super::Product {
                 id: self.id,
@@ -188,6 +188,26 @@ pub mod owned {
                 quantity: self.quantity,
                 total: self.total,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Product<'_> {
+        type Owned = Product;
+        fn to_owned_value(&self) -> Product {
+            super::Product::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Product {
+        type View<'a> = super::Product<'a>;
+        fn as_view(&self) -> super::Product<'_> {
+            Product::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Product<'a>> for Product {
+        fn lend(&'a self) -> super::Product<'a> {
+            Product::as_view(self)
         }
     }
 }

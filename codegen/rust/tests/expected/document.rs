@@ -781,10 +781,10 @@ pub mod bebop {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `test`.
@@ -792,7 +792,7 @@ pub mod owned {
     pub mod test {
         /// From `document.bop`: `message test.Document`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct Document {
             /// `title(1): string`
@@ -896,6 +896,38 @@ pub mod owned {
                 }
             }
         }
+
+        impl Document {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::test::Document<'_> {
+                super::super::test::Document {
+                    title: self.title.as_deref(),
+                    metadata: self.metadata.as_ref().map(|v0| v0.as_view()),
+                    tags: self.tags.as_ref().map(|v0| v0.as_view()),
+                    content: self.content.as_ref().map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::test::Document<'_> {
+            type Owned = Document;
+            fn to_owned_value(&self) -> Document {
+                super::super::test::Document::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Document {
+            type View<'a> = super::super::test::Document<'a>;
+            fn as_view(&self) -> super::super::test::Document<'_> {
+                Document::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::test::Document<'a>> for Document {
+            fn lend(&'a self) -> super::super::test::Document<'a> {
+                Document::as_view(self)
+            }
+        }
     }
 
     /// Owned forms of: definitions of package `bebop`.
@@ -917,6 +949,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Null {
+            type Owned = Null;
+            fn to_owned_value(&self) -> Null {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Null {
+            type View<'a> = Null;
+            fn as_view(&self) -> Null {
+                *self
+            }
+        }
+
         /// Dynamic JSON value.
         /// Represents any JSON value: null, boolean, number, string, array, or object.
         /// Use for dynamic data when the schema is unknown at compile time.
@@ -929,7 +975,7 @@ pub mod owned {
         ///
         /// From `bebop/json.bop`: `union bebop.Value`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq)]
         #[allow(clippy::large_enum_variant)]
         pub enum Value {
@@ -1041,6 +1087,40 @@ pub mod owned {
             }
         }
 
+        impl Value {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::Value<'_> {
+                match self {
+                    Self::Null(v) => super::super::bebop::Value::Null(*v),
+                    Self::Bool(v) => super::super::bebop::Value::Bool(*v),
+                    Self::Number(v) => super::super::bebop::Value::Number(*v),
+                    Self::String(v) => super::super::bebop::Value::String(v.as_view()),
+                    Self::List(v) => super::super::bebop::Value::List(v.as_view()),
+                    Self::Map(v) => super::super::bebop::Value::Map(v.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::bebop::Value<'_> {
+            type Owned = Value;
+            fn to_owned_value(&self) -> Value {
+                super::super::bebop::Value::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Value {
+            type View<'a> = super::super::bebop::Value<'a>;
+            fn as_view(&self) -> super::super::bebop::Value<'_> {
+                Value::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::bebop::Value<'a>> for Value {
+            fn lend(&'a self) -> super::super::bebop::Value<'a> {
+                Value::as_view(self)
+            }
+        }
+
         /// JSON object. Unordered map of string keys to dynamic values.
         /// Equivalent to `Value.Map` but as a standalone type. Use when you know
         /// the value is an object (not null, bool, number, string, or list).
@@ -1052,7 +1132,7 @@ pub mod owned {
         ///
         /// From `bebop/json.bop`: `message bebop.Object`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct Object {
             /// `fields(1): map[string, bebop.Value]`
@@ -1135,13 +1215,42 @@ pub mod owned {
             }
         }
 
+        impl Object {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::Object<'_> {
+                super::super::bebop::Object {
+                    fields: self.fields.as_ref().map(::bebop_core::Map::from_btree_map),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::bebop::Object<'_> {
+            type Owned = Object;
+            fn to_owned_value(&self) -> Object {
+                super::super::bebop::Object::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Object {
+            type View<'a> = super::super::bebop::Object<'a>;
+            fn as_view(&self) -> super::super::bebop::Object<'_> {
+                Object::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::bebop::Object<'a>> for Object {
+            fn lend(&'a self) -> super::super::bebop::Object<'a> {
+                Object::as_view(self)
+            }
+        }
+
         /// JSON array. Ordered list of dynamic values.
         /// Equivalent to `Value.List` but as a standalone type. Use when you know
         /// the value is an array.
         ///
         /// From `bebop/json.bop`: `message bebop.List`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct List {
             /// `values(1): bebop.Value[]`
@@ -1215,6 +1324,35 @@ pub mod owned {
             }
         }
 
+        impl List {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::bebop::List<'_> {
+                super::super::bebop::List {
+                    values: self.values.as_ref().map(::bebop_core::Array::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::bebop::List<'_> {
+            type Owned = List;
+            fn to_owned_value(&self) -> List {
+                super::super::bebop::List::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for List {
+            type View<'a> = super::super::bebop::List<'a>;
+            fn as_view(&self) -> super::super::bebop::List<'_> {
+                List::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::bebop::List<'a>> for List {
+            fn lend(&'a self) -> super::super::bebop::List<'a> {
+                List::as_view(self)
+            }
+        }
+
         /// Owned forms of: definitions nested in `Value` (union `bebop.Value`).
         pub mod value {
             /// `bebop.Value.Bool` holds no borrowed data, so its owned form is the view type itself.
@@ -1233,6 +1371,20 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for Bool {
+                type Owned = Bool;
+                fn to_owned_value(&self) -> Bool {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Bool {
+                type View<'a> = Bool;
+                fn as_view(&self) -> Bool {
+                    *self
+                }
+            }
+
             /// `bebop.Value.Number` holds no borrowed data, so its owned form is the view type itself.
             pub type Number = super::super::super::bebop::value::Number;
             impl Number {
@@ -1246,6 +1398,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for Number {
+                type Owned = Number;
+                fn to_owned_value(&self) -> Number {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Number {
+                type View<'a> = Number;
+                fn as_view(&self) -> Number {
+                    *self
                 }
             }
 
@@ -1326,7 +1492,7 @@ pub mod owned {
             }
 
             impl String {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::bebop::value::String<'_> {
                     super::super::super::bebop::value::String {
                         value: self.value.as_deref(),
@@ -1334,11 +1500,31 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for super::super::super::bebop::value::String<'_> {
+                type Owned = String;
+                fn to_owned_value(&self) -> String {
+                    super::super::super::bebop::value::String::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for String {
+                type View<'a> = super::super::super::bebop::value::String<'a>;
+                fn as_view(&self) -> super::super::super::bebop::value::String<'_> {
+                    String::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::bebop::value::String<'a>> for String {
+                fn lend(&'a self) -> super::super::super::bebop::value::String<'a> {
+                    String::as_view(self)
+                }
+            }
+
             /// JSON array. Ordered list of values.
             ///
             /// From `bebop/json.bop`: `message bebop.Value.List`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct List {
                 /// `values(1): bebop.Value[]`
@@ -1412,11 +1598,40 @@ pub mod owned {
                 }
             }
 
+            impl List {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::bebop::value::List<'_> {
+                    super::super::super::bebop::value::List {
+                        values: self.values.as_ref().map(::bebop_core::Array::from_owned),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::bebop::value::List<'_> {
+                type Owned = List;
+                fn to_owned_value(&self) -> List {
+                    super::super::super::bebop::value::List::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for List {
+                type View<'a> = super::super::super::bebop::value::List<'a>;
+                fn as_view(&self) -> super::super::super::bebop::value::List<'_> {
+                    List::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::bebop::value::List<'a>> for List {
+                fn lend(&'a self) -> super::super::super::bebop::value::List<'a> {
+                    List::as_view(self)
+                }
+            }
+
             /// JSON object. Unordered string-keyed map.
             ///
             /// From `bebop/json.bop`: `message bebop.Value.Map`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
             pub struct Map {
                 /// `fields(1): map[string, bebop.Value]`
@@ -1499,6 +1714,35 @@ pub mod owned {
                                 .collect()
                         }),
                     }
+                }
+            }
+
+            impl Map {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::bebop::value::Map<'_> {
+                    super::super::super::bebop::value::Map {
+                        fields: self.fields.as_ref().map(::bebop_core::Map::from_btree_map),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::bebop::value::Map<'_> {
+                type Owned = Map;
+                fn to_owned_value(&self) -> Map {
+                    super::super::super::bebop::value::Map::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for Map {
+                type View<'a> = super::super::super::bebop::value::Map<'a>;
+                fn as_view(&self) -> super::super::super::bebop::value::Map<'_> {
+                    Map::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::bebop::value::Map<'a>> for Map {
+                fn lend(&'a self) -> super::super::super::bebop::value::Map<'a> {
+                    Map::as_view(self)
                 }
             }
         }

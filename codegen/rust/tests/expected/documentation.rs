@@ -388,12 +388,31 @@ impl ::defmt::Format for DocS {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
+    /// `DepE` is its own owned form.
+    #[allow(deprecated)]
+    pub type DepE = super::DepE;
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DepE {
+        type Owned = DepE;
+        fn to_owned_value(&self) -> DepE {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DepE {
+        type View<'a> = DepE;
+        fn as_view(&self) -> DepE {
+            *self
+        }
+    }
+
     /// `DepM` holds no borrowed data, so its owned form is the view type itself.
     #[allow(deprecated)]
     pub type DepM = super::DepM;
@@ -409,6 +428,41 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DepM {
+        type Owned = DepM;
+        fn to_owned_value(&self) -> DepM {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DepM {
+        type View<'a> = DepM;
+        fn as_view(&self) -> DepM {
+            *self
+        }
+    }
+
+    /// `DocE` is its own owned form.
+    #[allow(deprecated)]
+    pub type DocE = super::DocE;
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DocE {
+        type Owned = DocE;
+        fn to_owned_value(&self) -> DocE {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DocE {
+        type View<'a> = DocE;
+        fn as_view(&self) -> DocE {
+            *self
         }
     }
 
@@ -430,6 +484,22 @@ pub mod owned {
         }
     }
 
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DocM {
+        type Owned = DocM;
+        fn to_owned_value(&self) -> DocM {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DocM {
+        type View<'a> = DocM;
+        fn as_view(&self) -> DocM {
+            *self
+        }
+    }
+
     /// `DocS` holds no borrowed data, so its owned form is the view type itself.
     pub type DocS = super::DocS;
     impl DocS {
@@ -443,6 +513,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for DocS {
+        type Owned = DocS;
+        fn to_owned_value(&self) -> DocS {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for DocS {
+        type View<'a> = DocS;
+        fn as_view(&self) -> DocS {
+            *self
         }
     }
 }

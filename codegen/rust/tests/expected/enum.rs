@@ -199,3 +199,45 @@ impl ::defmt::Format for Letters {
         }
     }
 }
+
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
+#[cfg(feature = "alloc")]
+pub mod owned {
+    /// `OtherInstrument` is its own owned form.
+    pub type OtherInstrument = super::OtherInstrument;
+    impl ::bebop_core::ToOwnedValue for OtherInstrument {
+        type Owned = OtherInstrument;
+        fn to_owned_value(&self) -> OtherInstrument {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for OtherInstrument {
+        type View<'a> = OtherInstrument;
+        fn as_view(&self) -> OtherInstrument {
+            *self
+        }
+    }
+
+    /// `letters` is its own owned form.
+    #[allow(deprecated)]
+    pub type Letters = super::Letters;
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for Letters {
+        type Owned = Letters;
+        fn to_owned_value(&self) -> Letters {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for Letters {
+        type View<'a> = Letters;
+        fn as_view(&self) -> Letters {
+            *self
+        }
+    }
+}

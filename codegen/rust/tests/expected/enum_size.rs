@@ -218,12 +218,44 @@ impl ::defmt::Format for SmallAndHuge {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
+    /// `SmallEnum` is its own owned form.
+    pub type SmallEnum = super::SmallEnum;
+    impl ::bebop_core::ToOwnedValue for SmallEnum {
+        type Owned = SmallEnum;
+        fn to_owned_value(&self) -> SmallEnum {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for SmallEnum {
+        type View<'a> = SmallEnum;
+        fn as_view(&self) -> SmallEnum {
+            *self
+        }
+    }
+
+    /// `HugeEnum` is its own owned form.
+    pub type HugeEnum = super::HugeEnum;
+    impl ::bebop_core::ToOwnedValue for HugeEnum {
+        type Owned = HugeEnum;
+        fn to_owned_value(&self) -> HugeEnum {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for HugeEnum {
+        type View<'a> = HugeEnum;
+        fn as_view(&self) -> HugeEnum {
+            *self
+        }
+    }
+
     /// `SmallAndHuge` holds no borrowed data, so its owned form is the view type itself.
     pub type SmallAndHuge = super::SmallAndHuge;
     impl SmallAndHuge {
@@ -237,6 +269,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for SmallAndHuge {
+        type Owned = SmallAndHuge;
+        fn to_owned_value(&self) -> SmallAndHuge {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for SmallAndHuge {
+        type View<'a> = SmallAndHuge;
+        fn as_view(&self) -> SmallAndHuge {
+            *self
         }
     }
 }

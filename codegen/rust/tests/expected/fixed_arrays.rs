@@ -58,6 +58,32 @@ pub struct ScalarFixedArrays<'a> {
     pub intervals: [::bebop_core::Duration; 2],
 }
 
+impl ::core::default::Default for ScalarFixedArrays<'_> {
+    fn default() -> Self {
+        Self {
+            flags: ::core::default::Default::default(),
+            hash: &[0; 16],
+            offsets: ::core::default::Default::default(),
+            raw: &[0; 32],
+            shorts: ::core::default::Default::default(),
+            halves: ::core::default::Default::default(),
+            values: ::core::default::Default::default(),
+            ids: ::core::default::Default::default(),
+            big_nums: ::core::default::Default::default(),
+            timestamps: ::core::default::Default::default(),
+            half_floats: ::core::default::Default::default(),
+            positions: ::core::default::Default::default(),
+            coordinates: ::core::default::Default::default(),
+            large_ints: ::core::default::Default::default(),
+            large_uints: ::core::default::Default::default(),
+            names: ::core::default::Default::default(),
+            identifiers: ::core::default::Default::default(),
+            events: ::core::default::Default::default(),
+            intervals: ::core::default::Default::default(),
+        }
+    }
+}
+
 impl ::bebop_core::WireSize for ScalarFixedArrays<'_> {
     const MIN_SIZE: usize = 429;
 }
@@ -266,7 +292,7 @@ impl ::defmt::Format for NestedFixedArrays<'_> {
 }
 
 /// From `fixed_arrays.bop`: `struct MixedArrays`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct MixedArrays<'a> {
     /// `dynamicOfFixed: byte[10][]`
     pub dynamic_of_fixed: ::bebop_core::Array<'a, &'a [u8; 10]>,
@@ -451,7 +477,7 @@ impl ::defmt::Format for Point {
 }
 
 /// From `fixed_arrays.bop`: `struct UsesDefinedType`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct UsesDefinedType<'a> {
     /// `corners: Point[4]`
     pub corners: ::bebop_core::FixedArray<'a, Point, 4>,
@@ -727,7 +753,7 @@ impl ::defmt::Format for MaxSizeFixedArray<'_> {
 }
 
 /// From `fixed_arrays.bop`: `struct SingleElementFixed`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SingleElementFixed<'a> {
     /// `solo: int32[1]`
     pub solo: [i32; 1],
@@ -785,15 +811,15 @@ impl ::defmt::Format for SingleElementFixed<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `fixed_arrays.bop`: `struct ScalarFixedArrays`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct ScalarFixedArrays {
         /// `flags: bool[4]`
@@ -949,10 +975,57 @@ pub mod owned {
         }
     }
 
+    impl ScalarFixedArrays {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::ScalarFixedArrays<'_> {
+            super::ScalarFixedArrays {
+                flags: self.flags,
+                hash: &self.hash,
+                offsets: self.offsets,
+                raw: &self.raw,
+                shorts: self.shorts,
+                halves: self.halves,
+                values: self.values,
+                ids: self.ids,
+                big_nums: self.big_nums,
+                timestamps: self.timestamps,
+                half_floats: self.half_floats,
+                positions: self.positions,
+                coordinates: self.coordinates,
+                large_ints: self.large_ints,
+                large_uints: self.large_uints,
+                names: ::bebop_core::FixedArray::from_owned(&self.names),
+                identifiers: self.identifiers,
+                events: self.events,
+                intervals: self.intervals,
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::ScalarFixedArrays<'_> {
+        type Owned = ScalarFixedArrays;
+        fn to_owned_value(&self) -> ScalarFixedArrays {
+            super::ScalarFixedArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for ScalarFixedArrays {
+        type View<'a> = super::ScalarFixedArrays<'a>;
+        fn as_view(&self) -> super::ScalarFixedArrays<'_> {
+            ScalarFixedArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::ScalarFixedArrays<'a>> for ScalarFixedArrays {
+        fn lend(&'a self) -> super::ScalarFixedArrays<'a> {
+            ScalarFixedArrays::as_view(self)
+        }
+    }
+
     /// From `fixed_arrays.bop`: `struct NestedFixedArrays`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
-    #[derive(Clone, Debug, PartialEq, Default)]
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
+    #[derive(Clone, Debug, PartialEq)]
     pub struct NestedFixedArrays {
         /// `matrix: int32[3][2]`
         pub matrix: [[i32; 3]; 2],
@@ -1047,9 +1120,40 @@ pub mod owned {
         }
     }
 
+    impl NestedFixedArrays {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::NestedFixedArrays<'_> {
+            super::NestedFixedArrays {
+                matrix: ::bebop_core::FixedArray::from_array(&self.matrix),
+                tensor: ::bebop_core::FixedArray::from_array(&self.tensor),
+                cube: ::bebop_core::FixedArray::from_owned(&self.cube),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::NestedFixedArrays<'_> {
+        type Owned = NestedFixedArrays;
+        fn to_owned_value(&self) -> NestedFixedArrays {
+            super::NestedFixedArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for NestedFixedArrays {
+        type View<'a> = super::NestedFixedArrays<'a>;
+        fn as_view(&self) -> super::NestedFixedArrays<'_> {
+            NestedFixedArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::NestedFixedArrays<'a>> for NestedFixedArrays {
+        fn lend(&'a self) -> super::NestedFixedArrays<'a> {
+            NestedFixedArrays::as_view(self)
+        }
+    }
+
     /// From `fixed_arrays.bop`: `struct MixedArrays`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct MixedArrays {
         /// `dynamicOfFixed: byte[10][]`
@@ -1132,9 +1236,42 @@ pub mod owned {
         }
     }
 
+    impl MixedArrays {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::MixedArrays<'_> {
+            super::MixedArrays {
+                dynamic_of_fixed: ::bebop_core::Array::from_owned(&self.dynamic_of_fixed),
+                fixed_of_dynamic: ::bebop_core::FixedArray::from_owned(&self.fixed_of_dynamic),
+                dynamic_of_fixed_strings: ::bebop_core::Array::from_owned(
+                    &self.dynamic_of_fixed_strings,
+                ),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::MixedArrays<'_> {
+        type Owned = MixedArrays;
+        fn to_owned_value(&self) -> MixedArrays {
+            super::MixedArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MixedArrays {
+        type View<'a> = super::MixedArrays<'a>;
+        fn as_view(&self) -> super::MixedArrays<'_> {
+            MixedArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MixedArrays<'a>> for MixedArrays {
+        fn lend(&'a self) -> super::MixedArrays<'a> {
+            MixedArrays::as_view(self)
+        }
+    }
+
     /// From `fixed_arrays.bop`: `struct MapWithFixedArrays`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct MapWithFixedArrays {
         /// `labeledValues: map[string, int32[5]]`
@@ -1205,6 +1342,36 @@ pub mod owned {
         }
     }
 
+    impl MapWithFixedArrays {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::MapWithFixedArrays<'_> {
+            super::MapWithFixedArrays {
+                labeled_values: ::bebop_core::Map::from_btree_map(&self.labeled_values),
+                hash_lookup: ::bebop_core::Map::from_btree_map(&self.hash_lookup),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::MapWithFixedArrays<'_> {
+        type Owned = MapWithFixedArrays;
+        fn to_owned_value(&self) -> MapWithFixedArrays {
+            super::MapWithFixedArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MapWithFixedArrays {
+        type View<'a> = super::MapWithFixedArrays<'a>;
+        fn as_view(&self) -> super::MapWithFixedArrays<'_> {
+            MapWithFixedArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MapWithFixedArrays<'a>> for MapWithFixedArrays {
+        fn lend(&'a self) -> super::MapWithFixedArrays<'a> {
+            MapWithFixedArrays::as_view(self)
+        }
+    }
+
     /// `Point` holds no borrowed data, so its owned form is the view type itself.
     pub type Point = super::Point;
     impl Point {
@@ -1221,9 +1388,23 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Point {
+        type Owned = Point;
+        fn to_owned_value(&self) -> Point {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Point {
+        type View<'a> = Point;
+        fn as_view(&self) -> Point {
+            *self
+        }
+    }
+
     /// From `fixed_arrays.bop`: `struct UsesDefinedType`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct UsesDefinedType {
         /// `corners: Point[4]`
@@ -1302,9 +1483,40 @@ pub mod owned {
         }
     }
 
+    impl UsesDefinedType {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::UsesDefinedType<'_> {
+            super::UsesDefinedType {
+                corners: ::bebop_core::FixedArray::from_array(&self.corners),
+                dynamic_points: ::bebop_core::Array::from_slice(&self.dynamic_points),
+                point_grid: ::bebop_core::FixedArray::from_owned(&self.point_grid),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::UsesDefinedType<'_> {
+        type Owned = UsesDefinedType;
+        fn to_owned_value(&self) -> UsesDefinedType {
+            super::UsesDefinedType::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for UsesDefinedType {
+        type View<'a> = super::UsesDefinedType<'a>;
+        fn as_view(&self) -> super::UsesDefinedType<'_> {
+            UsesDefinedType::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::UsesDefinedType<'a>> for UsesDefinedType {
+        fn lend(&'a self) -> super::UsesDefinedType<'a> {
+            UsesDefinedType::as_view(self)
+        }
+    }
+
     /// From `fixed_arrays.bop`: `message FixedArrayMessage`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct FixedArrayMessage {
         /// `signature(1): byte[32]`
@@ -1412,6 +1624,38 @@ pub mod owned {
         }
     }
 
+    impl FixedArrayMessage {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::FixedArrayMessage<'_> {
+            super::FixedArrayMessage {
+                signature: self.signature.as_ref(),
+                dimensions: self.dimensions,
+                tags: self.tags.as_ref().map(::bebop_core::FixedArray::from_owned),
+                single_guid: self.single_guid,
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::FixedArrayMessage<'_> {
+        type Owned = FixedArrayMessage;
+        fn to_owned_value(&self) -> FixedArrayMessage {
+            super::FixedArrayMessage::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for FixedArrayMessage {
+        type View<'a> = super::FixedArrayMessage<'a>;
+        fn as_view(&self) -> super::FixedArrayMessage<'_> {
+            FixedArrayMessage::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::FixedArrayMessage<'a>> for FixedArrayMessage {
+        fn lend(&'a self) -> super::FixedArrayMessage<'a> {
+            FixedArrayMessage::as_view(self)
+        }
+    }
+
     /// From `fixed_arrays.bop`: `mut struct MutableFixedArrays`.
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -1493,12 +1737,32 @@ pub mod owned {
     }
 
     impl MutableFixedArrays {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::MutableFixedArrays<'_> {
             super::MutableFixedArrays {
                 data: self.data,
                 buffer: &self.buffer,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::MutableFixedArrays<'_> {
+        type Owned = MutableFixedArrays;
+        fn to_owned_value(&self) -> MutableFixedArrays {
+            super::MutableFixedArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MutableFixedArrays {
+        type View<'a> = super::MutableFixedArrays<'a>;
+        fn as_view(&self) -> super::MutableFixedArrays<'_> {
+            MutableFixedArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MutableFixedArrays<'a>> for MutableFixedArrays {
+        fn lend(&'a self) -> super::MutableFixedArrays<'a> {
+            MutableFixedArrays::as_view(self)
         }
     }
 
@@ -1577,7 +1841,7 @@ pub mod owned {
     }
 
     impl MaxSizeFixedArray {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::MaxSizeFixedArray<'_> {
             super::MaxSizeFixedArray {
                 max_buffer: &self.max_buffer,
@@ -1585,9 +1849,29 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for super::MaxSizeFixedArray<'_> {
+        type Owned = MaxSizeFixedArray;
+        fn to_owned_value(&self) -> MaxSizeFixedArray {
+            super::MaxSizeFixedArray::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MaxSizeFixedArray {
+        type View<'a> = super::MaxSizeFixedArray<'a>;
+        fn as_view(&self) -> super::MaxSizeFixedArray<'_> {
+            MaxSizeFixedArray::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MaxSizeFixedArray<'a>> for MaxSizeFixedArray {
+        fn lend(&'a self) -> super::MaxSizeFixedArray<'a> {
+            MaxSizeFixedArray::as_view(self)
+        }
+    }
+
     /// From `fixed_arrays.bop`: `struct SingleElementFixed`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct SingleElementFixed {
         /// `solo: int32[1]`
@@ -1655,6 +1939,36 @@ pub mod owned {
                     ::core::array::from_fn(|_| v20.next().unwrap_or_default())
                 },
             }
+        }
+    }
+
+    impl SingleElementFixed {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::SingleElementFixed<'_> {
+            super::SingleElementFixed {
+                solo: self.solo,
+                single_str: ::bebop_core::FixedArray::from_owned(&self.single_str),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::SingleElementFixed<'_> {
+        type Owned = SingleElementFixed;
+        fn to_owned_value(&self) -> SingleElementFixed {
+            super::SingleElementFixed::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for SingleElementFixed {
+        type View<'a> = super::SingleElementFixed<'a>;
+        fn as_view(&self) -> super::SingleElementFixed<'_> {
+            SingleElementFixed::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::SingleElementFixed<'a>> for SingleElementFixed {
+        fn lend(&'a self) -> super::SingleElementFixed<'a> {
+            SingleElementFixed::as_view(self)
         }
     }
 }

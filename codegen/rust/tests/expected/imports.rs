@@ -1491,15 +1491,15 @@ impl ::defmt::Format for TestInt32Array<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `imports.bop`: `mut struct Band`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Band {
         /// `members: Musician[]`
@@ -1559,6 +1559,35 @@ pub mod owned {
         }
     }
 
+    impl Band {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Band<'_> {
+            super::Band {
+                members: ::bebop_core::Array::from_owned(&self.members),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Band<'_> {
+        type Owned = Band;
+        fn to_owned_value(&self) -> Band {
+            super::Band::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Band {
+        type View<'a> = super::Band<'a>;
+        fn as_view(&self) -> super::Band<'_> {
+            Band::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Band<'a>> for Band {
+        fn lend(&'a self) -> super::Band<'a> {
+            Band::as_view(self)
+        }
+    }
+
     /// `Something` holds no borrowed data, so its owned form is the view type itself.
     pub type Something = super::Something;
     impl Something {
@@ -1572,6 +1601,36 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Something {
+        type Owned = Something;
+        fn to_owned_value(&self) -> Something {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Something {
+        type View<'a> = Something;
+        fn as_view(&self) -> Something {
+            *self
+        }
+    }
+
+    /// `Instrument` is its own owned form.
+    pub type Instrument = super::Instrument;
+    impl ::bebop_core::ToOwnedValue for Instrument {
+        type Owned = Instrument;
+        fn to_owned_value(&self) -> Instrument {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Instrument {
+        type View<'a> = Instrument;
+        fn as_view(&self) -> Instrument {
+            *self
         }
     }
 
@@ -1643,7 +1702,7 @@ pub mod owned {
     }
 
     impl Musician {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Musician<'_> {
             super::Musician {
                 name: self.name.as_str(),
@@ -1652,9 +1711,29 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for super::Musician<'_> {
+        type Owned = Musician;
+        fn to_owned_value(&self) -> Musician {
+            super::Musician::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Musician {
+        type View<'a> = super::Musician<'a>;
+        fn as_view(&self) -> super::Musician<'_> {
+            Musician::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Musician<'a>> for Musician {
+        fn lend(&'a self) -> super::Musician<'a> {
+            Musician::as_view(self)
+        }
+    }
+
     /// From `jazz.bop`: `message Song`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Song {
         /// `title(1): string`
@@ -1749,9 +1828,43 @@ pub mod owned {
         }
     }
 
+    impl Song {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Song<'_> {
+            super::Song {
+                title: self.title.as_deref(),
+                year: self.year,
+                performers: self
+                    .performers
+                    .as_ref()
+                    .map(::bebop_core::Array::from_owned),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Song<'_> {
+        type Owned = Song;
+        fn to_owned_value(&self) -> Song {
+            super::Song::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Song {
+        type View<'a> = super::Song<'a>;
+        fn as_view(&self) -> super::Song<'_> {
+            Song::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Song<'a>> for Song {
+        fn lend(&'a self) -> super::Song<'a> {
+            Song::as_view(self)
+        }
+    }
+
     /// From `jazz.bop`: `mut struct Library`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Library {
         /// `songs: map[uuid, Song]`
@@ -1812,6 +1925,35 @@ pub mod owned {
                     .map(|(v1, v2)| (v1, v2.to_owned_value()))
                     .collect(),
             }
+        }
+    }
+
+    impl Library {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Library<'_> {
+            super::Library {
+                songs: ::bebop_core::Map::from_btree_map(&self.songs),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Library<'_> {
+        type Owned = Library;
+        fn to_owned_value(&self) -> Library {
+            super::Library::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Library {
+        type View<'a> = super::Library<'a>;
+        fn as_view(&self) -> super::Library<'_> {
+            Library::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Library<'a>> for Library {
+        fn lend(&'a self) -> super::Library<'a> {
+            Library::as_view(self)
         }
     }
 
@@ -1878,11 +2020,50 @@ pub mod owned {
     }
 
     impl AudioData {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::AudioData<'_> {
             super::AudioData {
                 samples: ::bebop_core::Array::from_slice(&self.samples),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::AudioData<'_> {
+        type Owned = AudioData;
+        fn to_owned_value(&self) -> AudioData {
+            super::AudioData::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for AudioData {
+        type View<'a> = super::AudioData<'a>;
+        fn as_view(&self) -> super::AudioData<'_> {
+            AudioData::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::AudioData<'a>> for AudioData {
+        fn lend(&'a self) -> super::AudioData<'a> {
+            AudioData::as_view(self)
+        }
+    }
+
+    /// `DepE` is its own owned form.
+    #[allow(deprecated)]
+    pub type DepE = super::DepE;
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DepE {
+        type Owned = DepE;
+        fn to_owned_value(&self) -> DepE {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DepE {
+        type View<'a> = DepE;
+        fn as_view(&self) -> DepE {
+            *self
         }
     }
 
@@ -1904,6 +2085,41 @@ pub mod owned {
         }
     }
 
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DepM {
+        type Owned = DepM;
+        fn to_owned_value(&self) -> DepM {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DepM {
+        type View<'a> = DepM;
+        fn as_view(&self) -> DepM {
+            *self
+        }
+    }
+
+    /// `DocE` is its own owned form.
+    #[allow(deprecated)]
+    pub type DocE = super::DocE;
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DocE {
+        type Owned = DocE;
+        fn to_owned_value(&self) -> DocE {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DocE {
+        type View<'a> = DocE;
+        fn as_view(&self) -> DocE {
+            *self
+        }
+    }
+
     /// `DocM` holds no borrowed data, so its owned form is the view type itself.
     #[allow(deprecated)]
     pub type DocM = super::DocM;
@@ -1919,6 +2135,22 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for DocM {
+        type Owned = DocM;
+        fn to_owned_value(&self) -> DocM {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for DocM {
+        type View<'a> = DocM;
+        fn as_view(&self) -> DocM {
+            *self
         }
     }
 
@@ -1938,6 +2170,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for DocS {
+        type Owned = DocS;
+        fn to_owned_value(&self) -> DocS {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for DocS {
+        type View<'a> = DocS;
+        fn as_view(&self) -> DocS {
+            *self
+        }
+    }
+
     /// `Toposort7` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort7 = super::Toposort7;
     impl Toposort7 {
@@ -1951,6 +2197,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort7 {
+        type Owned = Toposort7;
+        fn to_owned_value(&self) -> Toposort7 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort7 {
+        type View<'a> = Toposort7;
+        fn as_view(&self) -> Toposort7 {
+            *self
         }
     }
 
@@ -1970,6 +2230,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort2 {
+        type Owned = Toposort2;
+        fn to_owned_value(&self) -> Toposort2 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort2 {
+        type View<'a> = Toposort2;
+        fn as_view(&self) -> Toposort2 {
+            *self
+        }
+    }
+
     /// `Toposort9` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort9 = super::Toposort9;
     impl Toposort9 {
@@ -1983,6 +2257,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort9 {
+        type Owned = Toposort9;
+        fn to_owned_value(&self) -> Toposort9 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort9 {
+        type View<'a> = Toposort9;
+        fn as_view(&self) -> Toposort9 {
+            *self
         }
     }
 
@@ -2002,6 +2290,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort0 {
+        type Owned = Toposort0;
+        fn to_owned_value(&self) -> Toposort0 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort0 {
+        type View<'a> = Toposort0;
+        fn as_view(&self) -> Toposort0 {
+            *self
+        }
+    }
+
     /// `Toposort5` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort5 = super::Toposort5;
     impl Toposort5 {
@@ -2015,6 +2317,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort5 {
+        type Owned = Toposort5;
+        fn to_owned_value(&self) -> Toposort5 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort5 {
+        type View<'a> = Toposort5;
+        fn as_view(&self) -> Toposort5 {
+            *self
         }
     }
 
@@ -2034,6 +2350,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort1 {
+        type Owned = Toposort1;
+        fn to_owned_value(&self) -> Toposort1 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort1 {
+        type View<'a> = Toposort1;
+        fn as_view(&self) -> Toposort1 {
+            *self
+        }
+    }
+
     /// `Toposort6` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort6 = super::Toposort6;
     impl Toposort6 {
@@ -2047,6 +2377,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort6 {
+        type Owned = Toposort6;
+        fn to_owned_value(&self) -> Toposort6 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort6 {
+        type View<'a> = Toposort6;
+        fn as_view(&self) -> Toposort6 {
+            *self
         }
     }
 
@@ -2066,6 +2410,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort4 {
+        type Owned = Toposort4;
+        fn to_owned_value(&self) -> Toposort4 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort4 {
+        type View<'a> = Toposort4;
+        fn as_view(&self) -> Toposort4 {
+            *self
+        }
+    }
+
     /// `Toposort3` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort3 = super::Toposort3;
     impl Toposort3 {
@@ -2079,6 +2437,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort3 {
+        type Owned = Toposort3;
+        fn to_owned_value(&self) -> Toposort3 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort3 {
+        type View<'a> = Toposort3;
+        fn as_view(&self) -> Toposort3 {
+            *self
         }
     }
 
@@ -2098,9 +2470,23 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort8 {
+        type Owned = Toposort8;
+        fn to_owned_value(&self) -> Toposort8 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort8 {
+        type View<'a> = Toposort8;
+        fn as_view(&self) -> Toposort8 {
+            *self
+        }
+    }
+
     /// From `basic_arrays.bop`: `mut struct BasicArrays`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct BasicArrays {
         /// `a_bool: bool[]`
@@ -2230,6 +2616,46 @@ pub mod owned {
         }
     }
 
+    impl BasicArrays {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::BasicArrays<'_> {
+            super::BasicArrays {
+                a_bool: ::bebop_core::Array::from_slice(&self.a_bool),
+                a_byte: self.a_byte.as_slice(),
+                a_int16: ::bebop_core::Array::from_slice(&self.a_int16),
+                a_uint16: ::bebop_core::Array::from_slice(&self.a_uint16),
+                a_int32: ::bebop_core::Array::from_slice(&self.a_int32),
+                a_uint32: ::bebop_core::Array::from_slice(&self.a_uint32),
+                a_int64: ::bebop_core::Array::from_slice(&self.a_int64),
+                a_uint64: ::bebop_core::Array::from_slice(&self.a_uint64),
+                a_float32: ::bebop_core::Array::from_slice(&self.a_float32),
+                a_float64: ::bebop_core::Array::from_slice(&self.a_float64),
+                a_string: ::bebop_core::Array::from_owned(&self.a_string),
+                a_uuid: ::bebop_core::Array::from_slice(&self.a_uuid),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::BasicArrays<'_> {
+        type Owned = BasicArrays;
+        fn to_owned_value(&self) -> BasicArrays {
+            super::BasicArrays::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for BasicArrays {
+        type View<'a> = super::BasicArrays<'a>;
+        fn as_view(&self) -> super::BasicArrays<'_> {
+            BasicArrays::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::BasicArrays<'a>> for BasicArrays {
+        fn lend(&'a self) -> super::BasicArrays<'a> {
+            BasicArrays::as_view(self)
+        }
+    }
+
     /// From `basic_arrays.bop`: `mut struct TestInt32Array`.
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -2291,11 +2717,31 @@ pub mod owned {
     }
 
     impl TestInt32Array {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::TestInt32Array<'_> {
             super::TestInt32Array {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::TestInt32Array<'_> {
+        type Owned = TestInt32Array;
+        fn to_owned_value(&self) -> TestInt32Array {
+            super::TestInt32Array::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for TestInt32Array {
+        type View<'a> = super::TestInt32Array<'a>;
+        fn as_view(&self) -> super::TestInt32Array<'_> {
+            TestInt32Array::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::TestInt32Array<'a>> for TestInt32Array {
+        fn lend(&'a self) -> super::TestInt32Array<'a> {
+            TestInt32Array::as_view(self)
         }
     }
 }

@@ -807,10 +807,10 @@ impl ::defmt::Format for SkipTestNewContainer {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `lab.bop`: `mut struct Int32s`.
@@ -874,11 +874,31 @@ pub mod owned {
     }
 
     impl Int32s {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Int32s<'_> {
             super::Int32s {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Int32s<'_> {
+        type Owned = Int32s;
+        fn to_owned_value(&self) -> Int32s {
+            super::Int32s::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Int32s {
+        type View<'a> = super::Int32s<'a>;
+        fn as_view(&self) -> super::Int32s<'_> {
+            Int32s::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Int32s<'a>> for Int32s {
+        fn lend(&'a self) -> super::Int32s<'a> {
+            Int32s::as_view(self)
         }
     }
 
@@ -943,11 +963,31 @@ pub mod owned {
     }
 
     impl Uint32s {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Uint32s<'_> {
             super::Uint32s {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Uint32s<'_> {
+        type Owned = Uint32s;
+        fn to_owned_value(&self) -> Uint32s {
+            super::Uint32s::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Uint32s {
+        type View<'a> = super::Uint32s<'a>;
+        fn as_view(&self) -> super::Uint32s<'_> {
+            Uint32s::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Uint32s<'a>> for Uint32s {
+        fn lend(&'a self) -> super::Uint32s<'a> {
+            Uint32s::as_view(self)
         }
     }
 
@@ -1012,11 +1052,31 @@ pub mod owned {
     }
 
     impl Float32s {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Float32s<'_> {
             super::Float32s {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Float32s<'_> {
+        type Owned = Float32s;
+        fn to_owned_value(&self) -> Float32s {
+            super::Float32s::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Float32s {
+        type View<'a> = super::Float32s<'a>;
+        fn as_view(&self) -> super::Float32s<'_> {
+            Float32s::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Float32s<'a>> for Float32s {
+        fn lend(&'a self) -> super::Float32s<'a> {
+            Float32s::as_view(self)
         }
     }
 
@@ -1081,11 +1141,31 @@ pub mod owned {
     }
 
     impl Int64s {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Int64s<'_> {
             super::Int64s {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Int64s<'_> {
+        type Owned = Int64s;
+        fn to_owned_value(&self) -> Int64s {
+            super::Int64s::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Int64s {
+        type View<'a> = super::Int64s<'a>;
+        fn as_view(&self) -> super::Int64s<'_> {
+            Int64s::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Int64s<'a>> for Int64s {
+        fn lend(&'a self) -> super::Int64s<'a> {
+            Int64s::as_view(self)
         }
     }
 
@@ -1150,11 +1230,31 @@ pub mod owned {
     }
 
     impl Uint64s {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Uint64s<'_> {
             super::Uint64s {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Uint64s<'_> {
+        type Owned = Uint64s;
+        fn to_owned_value(&self) -> Uint64s {
+            super::Uint64s::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Uint64s {
+        type View<'a> = super::Uint64s<'a>;
+        fn as_view(&self) -> super::Uint64s<'_> {
+            Uint64s::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Uint64s<'a>> for Uint64s {
+        fn lend(&'a self) -> super::Uint64s<'a> {
+            Uint64s::as_view(self)
         }
     }
 
@@ -1219,11 +1319,47 @@ pub mod owned {
     }
 
     impl Float64s {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Float64s<'_> {
             super::Float64s {
                 a: ::bebop_core::Array::from_slice(&self.a),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Float64s<'_> {
+        type Owned = Float64s;
+        fn to_owned_value(&self) -> Float64s {
+            super::Float64s::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Float64s {
+        type View<'a> = super::Float64s<'a>;
+        fn as_view(&self) -> super::Float64s<'_> {
+            Float64s::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Float64s<'a>> for Float64s {
+        fn lend(&'a self) -> super::Float64s<'a> {
+            Float64s::as_view(self)
+        }
+    }
+
+    /// `VideoCodec` is its own owned form.
+    pub type VideoCodec = super::VideoCodec;
+    impl ::bebop_core::ToOwnedValue for VideoCodec {
+        type Owned = VideoCodec;
+        fn to_owned_value(&self) -> VideoCodec {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for VideoCodec {
+        type View<'a> = VideoCodec;
+        fn as_view(&self) -> VideoCodec {
+            *self
         }
     }
 
@@ -1305,7 +1441,7 @@ pub mod owned {
     }
 
     impl VideoData {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::VideoData<'_> {
             super::VideoData {
                 time: self.time,
@@ -1313,6 +1449,26 @@ pub mod owned {
                 height: self.height,
                 fragment: self.fragment.as_slice(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::VideoData<'_> {
+        type Owned = VideoData;
+        fn to_owned_value(&self) -> VideoData {
+            super::VideoData::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for VideoData {
+        type View<'a> = super::VideoData<'a>;
+        fn as_view(&self) -> super::VideoData<'_> {
+            VideoData::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::VideoData<'a>> for VideoData {
+        fn lend(&'a self) -> super::VideoData<'a> {
+            VideoData::as_view(self)
         }
     }
 
@@ -1401,12 +1557,32 @@ pub mod owned {
     }
 
     impl MediaMessage {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::MediaMessage<'_> {
             super::MediaMessage {
                 codec: self.codec,
                 data: self.data.as_ref().map(|v0| v0.as_view()),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::MediaMessage<'_> {
+        type Owned = MediaMessage;
+        fn to_owned_value(&self) -> MediaMessage {
+            super::MediaMessage::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MediaMessage {
+        type View<'a> = super::MediaMessage<'a>;
+        fn as_view(&self) -> super::MediaMessage<'_> {
+            MediaMessage::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MediaMessage<'a>> for MediaMessage {
+        fn lend(&'a self) -> super::MediaMessage<'a> {
+            MediaMessage::as_view(self)
         }
     }
 
@@ -1426,6 +1602,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for SkipTestOld {
+        type Owned = SkipTestOld;
+        fn to_owned_value(&self) -> SkipTestOld {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for SkipTestOld {
+        type View<'a> = SkipTestOld;
+        fn as_view(&self) -> SkipTestOld {
+            *self
+        }
+    }
+
     /// `SkipTestNew` holds no borrowed data, so its owned form is the view type itself.
     pub type SkipTestNew = super::SkipTestNew;
     impl SkipTestNew {
@@ -1439,6 +1629,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for SkipTestNew {
+        type Owned = SkipTestNew;
+        fn to_owned_value(&self) -> SkipTestNew {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for SkipTestNew {
+        type View<'a> = SkipTestNew;
+        fn as_view(&self) -> SkipTestNew {
+            *self
         }
     }
 
@@ -1458,6 +1662,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for SkipTestOldContainer {
+        type Owned = SkipTestOldContainer;
+        fn to_owned_value(&self) -> SkipTestOldContainer {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for SkipTestOldContainer {
+        type View<'a> = SkipTestOldContainer;
+        fn as_view(&self) -> SkipTestOldContainer {
+            *self
+        }
+    }
+
     /// `SkipTestNewContainer` holds no borrowed data, so its owned form is the view type itself.
     pub type SkipTestNewContainer = super::SkipTestNewContainer;
     impl SkipTestNewContainer {
@@ -1471,6 +1689,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for SkipTestNewContainer {
+        type Owned = SkipTestNewContainer;
+        fn to_owned_value(&self) -> SkipTestNewContainer {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for SkipTestNewContainer {
+        type View<'a> = SkipTestNewContainer;
+        fn as_view(&self) -> SkipTestNewContainer {
+            *self
         }
     }
 }

@@ -235,10 +235,10 @@ impl ::defmt::Format for SomeMaps<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `M` holds no borrowed data, so its owned form is the view type itself.
@@ -254,6 +254,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for M {
+        type Owned = M;
+        fn to_owned_value(&self) -> M {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for M {
+        type View<'a> = M;
+        fn as_view(&self) -> M {
+            *self
         }
     }
 
@@ -273,9 +287,23 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for S {
+        type Owned = S;
+        fn to_owned_value(&self) -> S {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for S {
+        type View<'a> = S;
+        fn as_view(&self) -> S {
+            *self
+        }
+    }
+
     /// From `map_types.bop`: `mut struct SomeMaps`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct SomeMaps {
         /// `m1: map[bool, bool]`
@@ -409,6 +437,39 @@ pub mod owned {
                     .collect(),
                 m5: self.m5.iter().collect(),
             }
+        }
+    }
+
+    impl SomeMaps {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::SomeMaps<'_> {
+            super::SomeMaps {
+                m1: ::bebop_core::Map::from_btree_map(&self.m1),
+                m2: ::bebop_core::Map::from_btree_map(&self.m2),
+                m3: ::bebop_core::Array::from_owned(&self.m3),
+                m4: ::bebop_core::Array::from_owned(&self.m4),
+                m5: ::bebop_core::Map::from_btree_map(&self.m5),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::SomeMaps<'_> {
+        type Owned = SomeMaps;
+        fn to_owned_value(&self) -> SomeMaps {
+            super::SomeMaps::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for SomeMaps {
+        type View<'a> = super::SomeMaps<'a>;
+        fn as_view(&self) -> super::SomeMaps<'_> {
+            SomeMaps::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::SomeMaps<'a>> for SomeMaps {
+        fn lend(&'a self) -> super::SomeMaps<'a> {
+            SomeMaps::as_view(self)
         }
     }
 }

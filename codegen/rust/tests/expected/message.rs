@@ -337,10 +337,10 @@ impl ::defmt::Format for OuterS3 {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `Msg` holds no borrowed data, so its owned form is the view type itself.
@@ -356,6 +356,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Msg {
+        type Owned = Msg;
+        fn to_owned_value(&self) -> Msg {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Msg {
+        type View<'a> = Msg;
+        fn as_view(&self) -> Msg {
+            *self
         }
     }
 
@@ -375,6 +389,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for InnerM3 {
+        type Owned = InnerM3;
+        fn to_owned_value(&self) -> InnerM3 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for InnerM3 {
+        type View<'a> = InnerM3;
+        fn as_view(&self) -> InnerM3 {
+            *self
+        }
+    }
+
     /// `InnerS3` holds no borrowed data, so its owned form is the view type itself.
     pub type InnerS3 = super::InnerS3;
     impl InnerS3 {
@@ -388,6 +416,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for InnerS3 {
+        type Owned = InnerS3;
+        fn to_owned_value(&self) -> InnerS3 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for InnerS3 {
+        type View<'a> = InnerS3;
+        fn as_view(&self) -> InnerS3 {
+            *self
         }
     }
 
@@ -409,6 +451,22 @@ pub mod owned {
         }
     }
 
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for OuterM3 {
+        type Owned = OuterM3;
+        fn to_owned_value(&self) -> OuterM3 {
+            *self
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for OuterM3 {
+        type View<'a> = OuterM3;
+        fn as_view(&self) -> OuterM3 {
+            *self
+        }
+    }
+
     /// `OuterS3` holds no borrowed data, so its owned form is the view type itself.
     pub type OuterS3 = super::OuterS3;
     impl OuterS3 {
@@ -422,6 +480,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for OuterS3 {
+        type Owned = OuterS3;
+        fn to_owned_value(&self) -> OuterS3 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for OuterS3 {
+        type View<'a> = OuterS3;
+        fn as_view(&self) -> OuterS3 {
+            *self
         }
     }
 }

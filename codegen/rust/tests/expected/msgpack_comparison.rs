@@ -183,15 +183,15 @@ impl ::defmt::Format for MsgpackComparison<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `msgpack_comparison.bop`: `mut struct MsgpackComparison`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct MsgpackComparison {
         /// `ant0: byte`
@@ -359,6 +359,55 @@ pub mod owned {
                     .collect(),
                 array8: self.array8.iter().collect(),
             }
+        }
+    }
+
+    impl MsgpackComparison {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::MsgpackComparison<'_> {
+            super::MsgpackComparison {
+                ant0: self.ant0,
+                ant1: self.ant1,
+                ant1x: self.ant1x,
+                ant8: self.ant8,
+                ant8x: self.ant8x,
+                ant16: self.ant16,
+                ant16x: self.ant16x,
+                ant32: self.ant32,
+                ant32x: self.ant32x,
+                arue: self.arue,
+                aalse: self.aalse,
+                aloat: self.aloat,
+                aloatx: self.aloatx,
+                atring0: self.atring0.as_str(),
+                atring1: self.atring1.as_str(),
+                atring4: self.atring4.as_str(),
+                atring8: self.atring8.as_str(),
+                atring16: self.atring16.as_str(),
+                array0: ::bebop_core::Array::from_slice(&self.array0),
+                array1: ::bebop_core::Array::from_owned(&self.array1),
+                array8: ::bebop_core::Array::from_slice(&self.array8),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::MsgpackComparison<'_> {
+        type Owned = MsgpackComparison;
+        fn to_owned_value(&self) -> MsgpackComparison {
+            super::MsgpackComparison::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MsgpackComparison {
+        type View<'a> = super::MsgpackComparison<'a>;
+        fn as_view(&self) -> super::MsgpackComparison<'_> {
+            MsgpackComparison::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MsgpackComparison<'a>> for MsgpackComparison {
+        fn lend(&'a self) -> super::MsgpackComparison<'a> {
+            MsgpackComparison::as_view(self)
         }
     }
 }

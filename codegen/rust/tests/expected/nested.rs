@@ -964,10 +964,10 @@ pub mod with_decorated_nested {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `nested.bop`: `struct Container`.
@@ -1038,12 +1038,32 @@ pub mod owned {
     }
 
     impl Container {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Container<'_> {
             super::Container {
                 id: self.id,
                 name: self.name.as_str(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Container<'_> {
+        type Owned = Container;
+        fn to_owned_value(&self) -> Container {
+            super::Container::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Container {
+        type View<'a> = super::Container<'a>;
+        fn as_view(&self) -> super::Container<'_> {
+            Container::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Container<'a>> for Container {
+        fn lend(&'a self) -> super::Container<'a> {
+            Container::as_view(self)
         }
     }
 
@@ -1136,12 +1156,32 @@ pub mod owned {
     }
 
     impl Event {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Event<'_> {
             super::Event {
                 r#type: self.r#type.as_deref(),
                 timestamp: self.timestamp,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Event<'_> {
+        type Owned = Event;
+        fn to_owned_value(&self) -> Event {
+            super::Event::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Event {
+        type View<'a> = super::Event<'a>;
+        fn as_view(&self) -> super::Event<'_> {
+            Event::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Event<'a>> for Event {
+        fn lend(&'a self) -> super::Event<'a> {
+            Event::as_view(self)
         }
     }
 
@@ -1223,12 +1263,32 @@ pub mod owned {
     }
 
     impl Result {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Result<'_> {
             match self {
                 Self::Success(v) => super::Result::Success(v.as_view()),
                 Self::Error(v) => super::Result::Error(v.as_view()),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Result<'_> {
+        type Owned = Result;
+        fn to_owned_value(&self) -> Result {
+            super::Result::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Result {
+        type View<'a> = super::Result<'a>;
+        fn as_view(&self) -> super::Result<'_> {
+            Result::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Result<'a>> for Result {
+        fn lend(&'a self) -> super::Result<'a> {
+            Result::as_view(self)
         }
     }
 
@@ -1248,6 +1308,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for UsesNested {
+        type Owned = UsesNested;
+        fn to_owned_value(&self) -> UsesNested {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for UsesNested {
+        type View<'a> = UsesNested;
+        fn as_view(&self) -> UsesNested {
+            *self
+        }
+    }
+
     /// `WithDecoratedNested` holds no borrowed data, so its owned form is the view type itself.
     pub type WithDecoratedNested = super::WithDecoratedNested;
     impl WithDecoratedNested {
@@ -1261,6 +1335,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for WithDecoratedNested {
+        type Owned = WithDecoratedNested;
+        fn to_owned_value(&self) -> WithDecoratedNested {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for WithDecoratedNested {
+        type View<'a> = WithDecoratedNested;
+        fn as_view(&self) -> WithDecoratedNested {
+            *self
         }
     }
 
@@ -1336,12 +1424,32 @@ pub mod owned {
         }
 
         impl Metadata {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::container::Metadata<'_> {
                 super::super::container::Metadata {
                     key: self.key.as_str(),
                     value: self.value.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::container::Metadata<'_> {
+            type Owned = Metadata;
+            fn to_owned_value(&self) -> Metadata {
+                super::super::container::Metadata::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Metadata {
+            type View<'a> = super::super::container::Metadata<'a>;
+            fn as_view(&self) -> super::super::container::Metadata<'_> {
+                Metadata::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::container::Metadata<'a>> for Metadata {
+            fn lend(&'a self) -> super::super::container::Metadata<'a> {
+                Metadata::as_view(self)
             }
         }
 
@@ -1358,6 +1466,36 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
+            }
+        }
+
+        /// `Container.Status` is its own owned form.
+        pub type Status = super::super::container::Status;
+        impl ::bebop_core::ToOwnedValue for Status {
+            type Owned = Status;
+            fn to_owned_value(&self) -> Status {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Status {
+            type View<'a> = Status;
+            fn as_view(&self) -> Status {
+                *self
             }
         }
     }
@@ -1440,11 +1578,31 @@ pub mod owned {
         }
 
         impl Payload {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::event::Payload<'_> {
                 super::super::event::Payload {
                     data: self.data.as_deref(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::event::Payload<'_> {
+            type Owned = Payload;
+            fn to_owned_value(&self) -> Payload {
+                super::super::event::Payload::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Payload {
+            type View<'a> = super::super::event::Payload<'a>;
+            fn as_view(&self) -> super::super::event::Payload<'_> {
+                Payload::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::event::Payload<'a>> for Payload {
+            fn lend(&'a self) -> super::super::event::Payload<'a> {
+                Payload::as_view(self)
             }
         }
 
@@ -1517,12 +1675,32 @@ pub mod owned {
         }
 
         impl Header {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::event::Header<'_> {
                 super::super::event::Header {
                     name: self.name.as_str(),
                     value: self.value.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::event::Header<'_> {
+            type Owned = Header;
+            fn to_owned_value(&self) -> Header {
+                super::super::event::Header::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Header {
+            type View<'a> = super::super::event::Header<'a>;
+            fn as_view(&self) -> super::super::event::Header<'_> {
+                Header::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::event::Header<'a>> for Header {
+            fn lend(&'a self) -> super::super::event::Header<'a> {
+                Header::as_view(self)
             }
         }
     }
@@ -1593,11 +1771,31 @@ pub mod owned {
         }
 
         impl Success {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::result::Success<'_> {
                 super::super::result::Success {
                     value: self.value.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::result::Success<'_> {
+            type Owned = Success;
+            fn to_owned_value(&self) -> Success {
+                super::super::result::Success::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Success {
+            type View<'a> = super::super::result::Success<'a>;
+            fn as_view(&self) -> super::super::result::Success<'_> {
+                Success::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::result::Success<'a>> for Success {
+            fn lend(&'a self) -> super::super::result::Success<'a> {
+                Success::as_view(self)
             }
         }
 
@@ -1669,12 +1867,48 @@ pub mod owned {
         }
 
         impl Error {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::result::Error<'_> {
                 super::super::result::Error {
                     code: self.code,
                     error_message: self.error_message.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::result::Error<'_> {
+            type Owned = Error;
+            fn to_owned_value(&self) -> Error {
+                super::super::result::Error::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Error {
+            type View<'a> = super::super::result::Error<'a>;
+            fn as_view(&self) -> super::super::result::Error<'_> {
+                Error::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::result::Error<'a>> for Error {
+            fn lend(&'a self) -> super::super::result::Error<'a> {
+                Error::as_view(self)
+            }
+        }
+
+        /// `Result.StatusCode` is its own owned form.
+        pub type StatusCode = super::super::result::StatusCode;
+        impl ::bebop_core::ToOwnedValue for StatusCode {
+            type Owned = StatusCode;
+            fn to_owned_value(&self) -> StatusCode {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for StatusCode {
+            type View<'a> = StatusCode;
+            fn as_view(&self) -> StatusCode {
+                *self
             }
         }
     }
@@ -1753,11 +1987,34 @@ pub mod owned {
 
         #[allow(deprecated)]
         impl OldInner {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::with_decorated_nested::OldInner<'_> {
                 super::super::with_decorated_nested::OldInner {
                     data: self.data.as_str(),
                 }
+            }
+        }
+
+        #[allow(deprecated)]
+        impl ::bebop_core::ToOwnedValue for super::super::with_decorated_nested::OldInner<'_> {
+            type Owned = OldInner;
+            fn to_owned_value(&self) -> OldInner {
+                super::super::with_decorated_nested::OldInner::to_owned_value(*self)
+            }
+        }
+
+        #[allow(deprecated)]
+        impl ::bebop_core::AsView for OldInner {
+            type View<'a> = super::super::with_decorated_nested::OldInner<'a>;
+            fn as_view(&self) -> super::super::with_decorated_nested::OldInner<'_> {
+                OldInner::as_view(self)
+            }
+        }
+
+        #[allow(deprecated)]
+        impl<'a> ::bebop_core::Lend<'a, super::super::with_decorated_nested::OldInner<'a>> for OldInner {
+            fn lend(&'a self) -> super::super::with_decorated_nested::OldInner<'a> {
+                OldInner::as_view(self)
             }
         }
 
@@ -1774,6 +2031,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for NewInner {
+            type Owned = NewInner;
+            fn to_owned_value(&self) -> NewInner {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for NewInner {
+            type View<'a> = NewInner;
+            fn as_view(&self) -> NewInner {
+                *self
             }
         }
     }

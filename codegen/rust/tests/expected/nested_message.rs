@@ -259,10 +259,10 @@ impl ::defmt::Format for OuterS {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `InnerM` holds no borrowed data, so its owned form is the view type itself.
@@ -278,6 +278,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for InnerM {
+        type Owned = InnerM;
+        fn to_owned_value(&self) -> InnerM {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for InnerM {
+        type View<'a> = InnerM;
+        fn as_view(&self) -> InnerM {
+            *self
         }
     }
 
@@ -297,6 +311,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for InnerS {
+        type Owned = InnerS;
+        fn to_owned_value(&self) -> InnerS {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for InnerS {
+        type View<'a> = InnerS;
+        fn as_view(&self) -> InnerS {
+            *self
+        }
+    }
+
     /// `OuterM` holds no borrowed data, so its owned form is the view type itself.
     pub type OuterM = super::OuterM;
     impl OuterM {
@@ -313,6 +341,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for OuterM {
+        type Owned = OuterM;
+        fn to_owned_value(&self) -> OuterM {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for OuterM {
+        type View<'a> = OuterM;
+        fn as_view(&self) -> OuterM {
+            *self
+        }
+    }
+
     /// `OuterS` holds no borrowed data, so its owned form is the view type itself.
     pub type OuterS = super::OuterS;
     impl OuterS {
@@ -326,6 +368,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for OuterS {
+        type Owned = OuterS;
+        fn to_owned_value(&self) -> OuterS {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for OuterS {
+        type View<'a> = OuterS;
+        fn as_view(&self) -> OuterS {
+            *self
         }
     }
 }

@@ -171,10 +171,10 @@ pub mod my {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `my`.
@@ -202,6 +202,20 @@ pub mod owned {
                     }
                 }
 
+                impl ::bebop_core::ToOwnedValue for Point {
+                    type Owned = Point;
+                    fn to_owned_value(&self) -> Point {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for Point {
+                    type View<'a> = Point;
+                    fn as_view(&self) -> Point {
+                        *self
+                    }
+                }
+
                 /// `my.test.package.Vector` holds no borrowed data, so its owned form is the view type itself.
                 pub type Vector = super::super::super::super::my::test::package::Vector;
                 impl Vector {
@@ -217,6 +231,20 @@ pub mod owned {
                         );
                         ::bebop_core::Encode::encode(self, &mut out)?;
                         ::core::result::Result::Ok(out)
+                    }
+                }
+
+                impl ::bebop_core::ToOwnedValue for Vector {
+                    type Owned = Vector;
+                    fn to_owned_value(&self) -> Vector {
+                        *self
+                    }
+                }
+
+                impl ::bebop_core::AsView for Vector {
+                    type View<'a> = Vector;
+                    fn as_view(&self) -> Vector {
+                        *self
                     }
                 }
             }

@@ -530,10 +530,10 @@ pub mod types {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `app`.
@@ -555,6 +555,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Rectangle {
+            type Owned = Rectangle;
+            fn to_owned_value(&self) -> Rectangle {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Rectangle {
+            type View<'a> = Rectangle;
+            fn as_view(&self) -> Rectangle {
+                *self
+            }
+        }
+
         /// `app.Point` holds no borrowed data, so its owned form is the view type itself.
         pub type Point = super::super::app::Point;
         impl Point {
@@ -568,6 +582,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
             }
         }
 
@@ -587,6 +615,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Location {
+            type Owned = Location;
+            fn to_owned_value(&self) -> Location {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Location {
+            type View<'a> = Location;
+            fn as_view(&self) -> Location {
+                *self
+            }
+        }
+
         /// `app.Sprite` holds no borrowed data, so its owned form is the view type itself.
         pub type Sprite = super::super::app::Sprite;
         impl Sprite {
@@ -600,6 +642,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Sprite {
+            type Owned = Sprite;
+            fn to_owned_value(&self) -> Sprite {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Sprite {
+            type View<'a> = Sprite;
+            fn as_view(&self) -> Sprite {
+                *self
             }
         }
     }
@@ -623,6 +679,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
+            }
+        }
+
         /// `types.Size` holds no borrowed data, so its owned form is the view type itself.
         pub type Size = super::super::types::Size;
         impl Size {
@@ -639,6 +709,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Size {
+            type Owned = Size;
+            fn to_owned_value(&self) -> Size {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Size {
+            type View<'a> = Size;
+            fn as_view(&self) -> Size {
+                *self
+            }
+        }
+
         /// `types.Color` holds no borrowed data, so its owned form is the view type itself.
         pub type Color = super::super::types::Color;
         impl Color {
@@ -652,6 +736,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Color {
+            type Owned = Color;
+            fn to_owned_value(&self) -> Color {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Color {
+            type View<'a> = Color;
+            fn as_view(&self) -> Color {
+                *self
             }
         }
     }

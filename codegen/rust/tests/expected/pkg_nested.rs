@@ -240,10 +240,10 @@ pub mod shapes {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `shapes`.
@@ -262,6 +262,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Container {
+            type Owned = Container;
+            fn to_owned_value(&self) -> Container {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Container {
+            type View<'a> = Container;
+            fn as_view(&self) -> Container {
+                *self
             }
         }
 
@@ -328,11 +342,31 @@ pub mod owned {
         }
 
         impl Drawing {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::shapes::Drawing<'_> {
                 super::super::shapes::Drawing {
                     points: ::bebop_core::Array::from_slice(&self.points),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::shapes::Drawing<'_> {
+            type Owned = Drawing;
+            fn to_owned_value(&self) -> Drawing {
+                super::super::shapes::Drawing::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Drawing {
+            type View<'a> = super::super::shapes::Drawing<'a>;
+            fn as_view(&self) -> super::super::shapes::Drawing<'_> {
+                Drawing::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::shapes::Drawing<'a>> for Drawing {
+            fn lend(&'a self) -> super::super::shapes::Drawing<'a> {
+                Drawing::as_view(self)
             }
         }
 
@@ -351,6 +385,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for Point {
+                type Owned = Point;
+                fn to_owned_value(&self) -> Point {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Point {
+                type View<'a> = Point;
+                fn as_view(&self) -> Point {
+                    *self
                 }
             }
 
@@ -417,11 +465,31 @@ pub mod owned {
             }
 
             impl Internal {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::shapes::container::Internal<'_> {
                     super::super::super::shapes::container::Internal {
                         data: self.data.as_str(),
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::shapes::container::Internal<'_> {
+                type Owned = Internal;
+                fn to_owned_value(&self) -> Internal {
+                    super::super::super::shapes::container::Internal::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for Internal {
+                type View<'a> = super::super::super::shapes::container::Internal<'a>;
+                fn as_view(&self) -> super::super::super::shapes::container::Internal<'_> {
+                    Internal::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::shapes::container::Internal<'a>> for Internal {
+                fn lend(&'a self) -> super::super::super::shapes::container::Internal<'a> {
+                    Internal::as_view(self)
                 }
             }
         }

@@ -455,6 +455,15 @@ pub mod reflection {
         pub bytes: &'a [u8; 16],
     }
 
+    impl ::core::default::Default for FixedArrayContainer<'_> {
+        fn default() -> Self {
+            Self {
+                coords: ::core::default::Default::default(),
+                bytes: &[0; 16],
+            }
+        }
+    }
+
     impl ::bebop_core::WireSize for FixedArrayContainer<'_> {
         const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(28);
 
@@ -1372,10 +1381,10 @@ pub mod bebop {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `reflection`.
@@ -1397,6 +1406,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
+            }
+        }
+
         /// `reflection.Color` holds no borrowed data, so its owned form is the view type itself.
         pub type Color = super::super::reflection::Color;
         impl Color {
@@ -1410,6 +1433,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Color {
+            type Owned = Color;
+            fn to_owned_value(&self) -> Color {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Color {
+            type View<'a> = Color;
+            fn as_view(&self) -> Color {
+                *self
             }
         }
 
@@ -1543,7 +1580,7 @@ pub mod owned {
         }
 
         impl AllScalars {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::reflection::AllScalars<'_> {
                 super::super::reflection::AllScalars {
                     f_bool: self.f_bool,
@@ -1561,6 +1598,26 @@ pub mod owned {
                     f_string: self.f_string.as_str(),
                     f_uuid: self.f_uuid,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::AllScalars<'_> {
+            type Owned = AllScalars;
+            fn to_owned_value(&self) -> AllScalars {
+                super::super::reflection::AllScalars::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for AllScalars {
+            type View<'a> = super::super::reflection::AllScalars<'a>;
+            fn as_view(&self) -> super::super::reflection::AllScalars<'_> {
+                AllScalars::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::AllScalars<'a>> for AllScalars {
+            fn lend(&'a self) -> super::super::reflection::AllScalars<'a> {
+                AllScalars::as_view(self)
             }
         }
 
@@ -1662,7 +1719,7 @@ pub mod owned {
         }
 
         impl OptionalFields {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::reflection::OptionalFields<'_> {
                 super::super::reflection::OptionalFields {
                     name: self.name.as_deref(),
@@ -1672,11 +1729,31 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::OptionalFields<'_> {
+            type Owned = OptionalFields;
+            fn to_owned_value(&self) -> OptionalFields {
+                super::super::reflection::OptionalFields::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for OptionalFields {
+            type View<'a> = super::super::reflection::OptionalFields<'a>;
+            fn as_view(&self) -> super::super::reflection::OptionalFields<'_> {
+                OptionalFields::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::OptionalFields<'a>> for OptionalFields {
+            fn lend(&'a self) -> super::super::reflection::OptionalFields<'a> {
+                OptionalFields::as_view(self)
+            }
+        }
+
         /// Test for arrays
         ///
         /// From `reflection.bop`: `struct reflection.ArrayContainer`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct ArrayContainer {
             /// `integers: int32[]`
@@ -1749,6 +1826,37 @@ pub mod owned {
                         .collect(),
                     points: self.points.iter().collect(),
                 }
+            }
+        }
+
+        impl ArrayContainer {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::reflection::ArrayContainer<'_> {
+                super::super::reflection::ArrayContainer {
+                    integers: ::bebop_core::Array::from_slice(&self.integers),
+                    strings: ::bebop_core::Array::from_owned(&self.strings),
+                    points: ::bebop_core::Array::from_slice(&self.points),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::ArrayContainer<'_> {
+            type Owned = ArrayContainer;
+            fn to_owned_value(&self) -> ArrayContainer {
+                super::super::reflection::ArrayContainer::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for ArrayContainer {
+            type View<'a> = super::super::reflection::ArrayContainer<'a>;
+            fn as_view(&self) -> super::super::reflection::ArrayContainer<'_> {
+                ArrayContainer::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::ArrayContainer<'a>> for ArrayContainer {
+            fn lend(&'a self) -> super::super::reflection::ArrayContainer<'a> {
+                ArrayContainer::as_view(self)
             }
         }
 
@@ -1835,7 +1943,7 @@ pub mod owned {
         }
 
         impl FixedArrayContainer {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::reflection::FixedArrayContainer<'_> {
                 super::super::reflection::FixedArrayContainer {
                     coords: self.coords,
@@ -1844,11 +1952,33 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::FixedArrayContainer<'_> {
+            type Owned = FixedArrayContainer;
+            fn to_owned_value(&self) -> FixedArrayContainer {
+                super::super::reflection::FixedArrayContainer::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for FixedArrayContainer {
+            type View<'a> = super::super::reflection::FixedArrayContainer<'a>;
+            fn as_view(&self) -> super::super::reflection::FixedArrayContainer<'_> {
+                FixedArrayContainer::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::FixedArrayContainer<'a>>
+            for FixedArrayContainer
+        {
+            fn lend(&'a self) -> super::super::reflection::FixedArrayContainer<'a> {
+                FixedArrayContainer::as_view(self)
+            }
+        }
+
         /// Test for maps
         ///
         /// From `reflection.bop`: `struct reflection.MapContainer`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct MapContainer {
             /// `string_to_int: map[string, int32]`
@@ -1917,6 +2047,36 @@ pub mod owned {
                         .collect(),
                     int_to_point: self.int_to_point.iter().collect(),
                 }
+            }
+        }
+
+        impl MapContainer {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::reflection::MapContainer<'_> {
+                super::super::reflection::MapContainer {
+                    string_to_int: ::bebop_core::Map::from_btree_map(&self.string_to_int),
+                    int_to_point: ::bebop_core::Map::from_btree_map(&self.int_to_point),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::MapContainer<'_> {
+            type Owned = MapContainer;
+            fn to_owned_value(&self) -> MapContainer {
+                super::super::reflection::MapContainer::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for MapContainer {
+            type View<'a> = super::super::reflection::MapContainer<'a>;
+            fn as_view(&self) -> super::super::reflection::MapContainer<'_> {
+                MapContainer::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::MapContainer<'a>> for MapContainer {
+            fn lend(&'a self) -> super::super::reflection::MapContainer<'a> {
+                MapContainer::as_view(self)
             }
         }
 
@@ -1990,12 +2150,48 @@ pub mod owned {
         }
 
         impl Outer {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::reflection::Outer<'_> {
                 super::super::reflection::Outer {
                     id: self.id,
                     inner: self.inner.as_view(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::Outer<'_> {
+            type Owned = Outer;
+            fn to_owned_value(&self) -> Outer {
+                super::super::reflection::Outer::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Outer {
+            type View<'a> = super::super::reflection::Outer<'a>;
+            fn as_view(&self) -> super::super::reflection::Outer<'_> {
+                Outer::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::Outer<'a>> for Outer {
+            fn lend(&'a self) -> super::super::reflection::Outer<'a> {
+                Outer::as_view(self)
+            }
+        }
+
+        /// `reflection.Status` is its own owned form.
+        pub type Status = super::super::reflection::Status;
+        impl ::bebop_core::ToOwnedValue for Status {
+            type Owned = Status;
+            fn to_owned_value(&self) -> Status {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Status {
+            type View<'a> = Status;
+            fn as_view(&self) -> Status {
+                *self
             }
         }
 
@@ -2067,12 +2263,32 @@ pub mod owned {
         }
 
         impl WithEnum {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::reflection::WithEnum<'_> {
                 super::super::reflection::WithEnum {
                     status: self.status,
                     name: self.name.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::WithEnum<'_> {
+            type Owned = WithEnum;
+            fn to_owned_value(&self) -> WithEnum {
+                super::super::reflection::WithEnum::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for WithEnum {
+            type View<'a> = super::super::reflection::WithEnum<'a>;
+            fn as_view(&self) -> super::super::reflection::WithEnum<'_> {
+                WithEnum::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::WithEnum<'a>> for WithEnum {
+            fn lend(&'a self) -> super::super::reflection::WithEnum<'a> {
+                WithEnum::as_view(self)
             }
         }
 
@@ -2089,6 +2305,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Shape {
+            type Owned = Shape;
+            fn to_owned_value(&self) -> Shape {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Shape {
+            type View<'a> = Shape;
+            fn as_view(&self) -> Shape {
+                *self
             }
         }
 
@@ -2167,7 +2397,7 @@ pub mod owned {
         }
 
         impl Event {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::reflection::Event<'_> {
                 super::super::reflection::Event {
                     id: self.id,
@@ -2177,11 +2407,31 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::Event<'_> {
+            type Owned = Event;
+            fn to_owned_value(&self) -> Event {
+                super::super::reflection::Event::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Event {
+            type View<'a> = super::super::reflection::Event<'a>;
+            fn as_view(&self) -> super::super::reflection::Event<'_> {
+                Event::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::Event<'a>> for Event {
+            fn lend(&'a self) -> super::super::reflection::Event<'a> {
+                Event::as_view(self)
+            }
+        }
+
         /// Container with multiple Any values
         ///
         /// From `reflection.bop`: `struct reflection.AnyContainer`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct AnyContainer {
             /// `items: bebop.Any[]`
@@ -2259,6 +2509,36 @@ pub mod owned {
             }
         }
 
+        impl AnyContainer {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::reflection::AnyContainer<'_> {
+                super::super::reflection::AnyContainer {
+                    items: ::bebop_core::Array::from_owned(&self.items),
+                    named: ::bebop_core::Map::from_btree_map(&self.named),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::reflection::AnyContainer<'_> {
+            type Owned = AnyContainer;
+            fn to_owned_value(&self) -> AnyContainer {
+                super::super::reflection::AnyContainer::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for AnyContainer {
+            type View<'a> = super::super::reflection::AnyContainer<'a>;
+            fn as_view(&self) -> super::super::reflection::AnyContainer<'_> {
+                AnyContainer::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::reflection::AnyContainer<'a>> for AnyContainer {
+            fn lend(&'a self) -> super::super::reflection::AnyContainer<'a> {
+                AnyContainer::as_view(self)
+            }
+        }
+
         /// Owned forms of: definitions nested in `Outer` (struct `reflection.Outer`).
         pub mod outer {
             /// From `reflection.bop`: `struct reflection.Outer.Inner`.
@@ -2329,12 +2609,32 @@ pub mod owned {
             }
 
             impl Inner {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::reflection::outer::Inner<'_> {
                     super::super::super::reflection::outer::Inner {
                         value: self.value.as_str(),
                         count: self.count,
                     }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::reflection::outer::Inner<'_> {
+                type Owned = Inner;
+                fn to_owned_value(&self) -> Inner {
+                    super::super::super::reflection::outer::Inner::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for Inner {
+                type View<'a> = super::super::super::reflection::outer::Inner<'a>;
+                fn as_view(&self) -> super::super::super::reflection::outer::Inner<'_> {
+                    Inner::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::reflection::outer::Inner<'a>> for Inner {
+                fn lend(&'a self) -> super::super::super::reflection::outer::Inner<'a> {
+                    Inner::as_view(self)
                 }
             }
         }
@@ -2357,6 +2657,20 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for Circle {
+                type Owned = Circle;
+                fn to_owned_value(&self) -> Circle {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Circle {
+                type View<'a> = Circle;
+                fn as_view(&self) -> Circle {
+                    *self
+                }
+            }
+
             /// `reflection.Shape.Rectangle` holds no borrowed data, so its owned form is the view type itself.
             pub type Rectangle = super::super::super::reflection::shape::Rectangle;
             impl Rectangle {
@@ -2373,6 +2687,20 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for Rectangle {
+                type Owned = Rectangle;
+                fn to_owned_value(&self) -> Rectangle {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Rectangle {
+                type View<'a> = Rectangle;
+                fn as_view(&self) -> Rectangle {
+                    *self
+                }
+            }
+
             /// `reflection.Shape.Triangle` holds no borrowed data, so its owned form is the view type itself.
             pub type Triangle = super::super::super::reflection::shape::Triangle;
             impl Triangle {
@@ -2386,6 +2714,20 @@ pub mod owned {
                     );
                     ::bebop_core::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for Triangle {
+                type Owned = Triangle;
+                fn to_owned_value(&self) -> Triangle {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Triangle {
+                type View<'a> = Triangle;
+                fn as_view(&self) -> Triangle {
+                    *self
                 }
             }
         }
@@ -2478,12 +2820,32 @@ pub mod owned {
         }
 
         impl Any {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::bebop::Any<'_> {
                 super::super::bebop::Any {
                     type_url: self.type_url.as_str(),
                     value: self.value.as_slice(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::bebop::Any<'_> {
+            type Owned = Any;
+            fn to_owned_value(&self) -> Any {
+                super::super::bebop::Any::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Any {
+            type View<'a> = super::super::bebop::Any<'a>;
+            fn as_view(&self) -> super::super::bebop::Any<'_> {
+                Any::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::bebop::Any<'a>> for Any {
+            fn lend(&'a self) -> super::super::bebop::Any<'a> {
+                Any::as_view(self)
             }
         }
     }

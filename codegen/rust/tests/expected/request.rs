@@ -283,12 +283,28 @@ impl ::defmt::Format for RequestResponse<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
+    /// `FurnitureFamily` is its own owned form.
+    pub type FurnitureFamily = super::FurnitureFamily;
+    impl ::bebop_core::ToOwnedValue for FurnitureFamily {
+        type Owned = FurnitureFamily;
+        fn to_owned_value(&self) -> FurnitureFamily {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for FurnitureFamily {
+        type View<'a> = FurnitureFamily;
+        fn as_view(&self) -> FurnitureFamily {
+            *self
+        }
+    }
+
     /// From `request.bop`: `struct Furniture`.
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -362,13 +378,33 @@ pub mod owned {
     }
 
     impl Furniture {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Furniture<'_> {
             super::Furniture {
                 name: self.name.as_str(),
                 price: self.price,
                 family: self.family,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Furniture<'_> {
+        type Owned = Furniture;
+        fn to_owned_value(&self) -> Furniture {
+            super::Furniture::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Furniture {
+        type View<'a> = super::Furniture<'a>;
+        fn as_view(&self) -> super::Furniture<'_> {
+            Furniture::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Furniture<'a>> for Furniture {
+        fn lend(&'a self) -> super::Furniture<'a> {
+            Furniture::as_view(self)
         }
     }
 
@@ -470,7 +506,7 @@ pub mod owned {
 
     #[allow(deprecated)]
     impl RequestCatalog {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::RequestCatalog<'_> {
             super::RequestCatalog {
                 family: self.family,
@@ -479,9 +515,32 @@ pub mod owned {
         }
     }
 
+    #[allow(deprecated)]
+    impl ::bebop_core::ToOwnedValue for super::RequestCatalog<'_> {
+        type Owned = RequestCatalog;
+        fn to_owned_value(&self) -> RequestCatalog {
+            super::RequestCatalog::to_owned_value(*self)
+        }
+    }
+
+    #[allow(deprecated)]
+    impl ::bebop_core::AsView for RequestCatalog {
+        type View<'a> = super::RequestCatalog<'a>;
+        fn as_view(&self) -> super::RequestCatalog<'_> {
+            RequestCatalog::as_view(self)
+        }
+    }
+
+    #[allow(deprecated)]
+    impl<'a> ::bebop_core::Lend<'a, super::RequestCatalog<'a>> for RequestCatalog {
+        fn lend(&'a self) -> super::RequestCatalog<'a> {
+            RequestCatalog::as_view(self)
+        }
+    }
+
     /// From `request.bop`: `struct RequestResponse`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct RequestResponse {
         /// `availableFurniture: Furniture[]`
@@ -542,6 +601,35 @@ pub mod owned {
                     .map(|v1| v1.to_owned_value())
                     .collect(),
             }
+        }
+    }
+
+    impl RequestResponse {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::RequestResponse<'_> {
+            super::RequestResponse {
+                available_furniture: ::bebop_core::Array::from_owned(&self.available_furniture),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::RequestResponse<'_> {
+        type Owned = RequestResponse;
+        fn to_owned_value(&self) -> RequestResponse {
+            super::RequestResponse::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for RequestResponse {
+        type View<'a> = super::RequestResponse<'a>;
+        fn as_view(&self) -> super::RequestResponse<'_> {
+            RequestResponse::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::RequestResponse<'a>> for RequestResponse {
+        fn lend(&'a self) -> super::RequestResponse<'a> {
+            RequestResponse::as_view(self)
         }
     }
 }

@@ -711,10 +711,10 @@ impl ::defmt::Format for ShouldNotHaveLifetime<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `struct.bop`: `mut struct BasicTypes2`.
@@ -845,7 +845,7 @@ pub mod owned {
     }
 
     impl BasicTypes2 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::BasicTypes2<'_> {
             super::BasicTypes2 {
                 a_bool: self.a_bool,
@@ -866,9 +866,29 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for super::BasicTypes2<'_> {
+        type Owned = BasicTypes2;
+        fn to_owned_value(&self) -> BasicTypes2 {
+            super::BasicTypes2::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for BasicTypes2 {
+        type View<'a> = super::BasicTypes2<'a>;
+        fn as_view(&self) -> super::BasicTypes2<'_> {
+            BasicTypes2::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::BasicTypes2<'a>> for BasicTypes2 {
+        fn lend(&'a self) -> super::BasicTypes2<'a> {
+            BasicTypes2::as_view(self)
+        }
+    }
+
     /// From `struct.bop`: `mut struct BasicArrays2`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct BasicArrays2 {
         /// `a_bool: bool[]`
@@ -998,6 +1018,46 @@ pub mod owned {
         }
     }
 
+    impl BasicArrays2 {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::BasicArrays2<'_> {
+            super::BasicArrays2 {
+                a_bool: ::bebop_core::Array::from_slice(&self.a_bool),
+                a_byte: self.a_byte.as_slice(),
+                a_int16: ::bebop_core::Array::from_slice(&self.a_int16),
+                a_uint16: ::bebop_core::Array::from_slice(&self.a_uint16),
+                a_int32: ::bebop_core::Array::from_slice(&self.a_int32),
+                a_uint32: ::bebop_core::Array::from_slice(&self.a_uint32),
+                a_int64: ::bebop_core::Array::from_slice(&self.a_int64),
+                a_uint64: ::bebop_core::Array::from_slice(&self.a_uint64),
+                a_float32: ::bebop_core::Array::from_slice(&self.a_float32),
+                a_float64: ::bebop_core::Array::from_slice(&self.a_float64),
+                a_string: ::bebop_core::Array::from_owned(&self.a_string),
+                a_uuid: ::bebop_core::Array::from_slice(&self.a_uuid),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::BasicArrays2<'_> {
+        type Owned = BasicArrays2;
+        fn to_owned_value(&self) -> BasicArrays2 {
+            super::BasicArrays2::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for BasicArrays2 {
+        type View<'a> = super::BasicArrays2<'a>;
+        fn as_view(&self) -> super::BasicArrays2<'_> {
+            BasicArrays2::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::BasicArrays2<'a>> for BasicArrays2 {
+        fn lend(&'a self) -> super::BasicArrays2<'a> {
+            BasicArrays2::as_view(self)
+        }
+    }
+
     /// `S2` holds no borrowed data, so its owned form is the view type itself.
     pub type S2 = super::S2;
     impl S2 {
@@ -1014,9 +1074,23 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for S2 {
+        type Owned = S2;
+        fn to_owned_value(&self) -> S2 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for S2 {
+        type View<'a> = S2;
+        fn as_view(&self) -> S2 {
+            *self
+        }
+    }
+
     /// From `struct.bop`: `mut struct SomeMaps2`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct SomeMaps2 {
         /// `m1: map[bool, bool]`
@@ -1149,6 +1223,38 @@ pub mod owned {
         }
     }
 
+    impl SomeMaps2 {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::SomeMaps2<'_> {
+            super::SomeMaps2 {
+                m1: ::bebop_core::Map::from_btree_map(&self.m1),
+                m2: ::bebop_core::Map::from_btree_map(&self.m2),
+                m3: ::bebop_core::Array::from_owned(&self.m3),
+                m4: ::bebop_core::Array::from_owned(&self.m4),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::SomeMaps2<'_> {
+        type Owned = SomeMaps2;
+        fn to_owned_value(&self) -> SomeMaps2 {
+            super::SomeMaps2::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for SomeMaps2 {
+        type View<'a> = super::SomeMaps2<'a>;
+        fn as_view(&self) -> super::SomeMaps2<'_> {
+            SomeMaps2::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::SomeMaps2<'a>> for SomeMaps2 {
+        fn lend(&'a self) -> super::SomeMaps2<'a> {
+            SomeMaps2::as_view(self)
+        }
+    }
+
     /// From `struct.bop`: `mut struct TestInt32Array2`.
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -1210,7 +1316,7 @@ pub mod owned {
     }
 
     impl TestInt32Array2 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::TestInt32Array2<'_> {
             super::TestInt32Array2 {
                 a: ::bebop_core::Array::from_slice(&self.a),
@@ -1218,9 +1324,29 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for super::TestInt32Array2<'_> {
+        type Owned = TestInt32Array2;
+        fn to_owned_value(&self) -> TestInt32Array2 {
+            super::TestInt32Array2::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for TestInt32Array2 {
+        type View<'a> = super::TestInt32Array2<'a>;
+        fn as_view(&self) -> super::TestInt32Array2<'_> {
+            TestInt32Array2::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::TestInt32Array2<'a>> for TestInt32Array2 {
+        fn lend(&'a self) -> super::TestInt32Array2<'a> {
+            TestInt32Array2::as_view(self)
+        }
+    }
+
     /// From `struct.bop`: `mut struct ArrayOfStrings2`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct ArrayOfStrings2 {
         /// `strings: string[]`
@@ -1284,9 +1410,38 @@ pub mod owned {
         }
     }
 
+    impl ArrayOfStrings2 {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::ArrayOfStrings2<'_> {
+            super::ArrayOfStrings2 {
+                strings: ::bebop_core::Array::from_owned(&self.strings),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::ArrayOfStrings2<'_> {
+        type Owned = ArrayOfStrings2;
+        fn to_owned_value(&self) -> ArrayOfStrings2 {
+            super::ArrayOfStrings2::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for ArrayOfStrings2 {
+        type View<'a> = super::ArrayOfStrings2<'a>;
+        fn as_view(&self) -> super::ArrayOfStrings2<'_> {
+            ArrayOfStrings2::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::ArrayOfStrings2<'a>> for ArrayOfStrings2 {
+        fn lend(&'a self) -> super::ArrayOfStrings2<'a> {
+            ArrayOfStrings2::as_view(self)
+        }
+    }
+
     /// From `struct.bop`: `mut struct StructOfStructs`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
     pub struct StructOfStructs {
         /// `basicTypes: BasicTypes2`
@@ -1352,6 +1507,36 @@ pub mod owned {
         }
     }
 
+    impl StructOfStructs {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::StructOfStructs<'_> {
+            super::StructOfStructs {
+                basic_types: self.basic_types.as_view(),
+                basic_arrays: self.basic_arrays.as_view(),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::StructOfStructs<'_> {
+        type Owned = StructOfStructs;
+        fn to_owned_value(&self) -> StructOfStructs {
+            super::StructOfStructs::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for StructOfStructs {
+        type View<'a> = super::StructOfStructs<'a>;
+        fn as_view(&self) -> super::StructOfStructs<'_> {
+            StructOfStructs::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::StructOfStructs<'a>> for StructOfStructs {
+        fn lend(&'a self) -> super::StructOfStructs<'a> {
+            StructOfStructs::as_view(self)
+        }
+    }
+
     /// `EmptyStruct` holds no borrowed data, so its owned form is the view type itself.
     pub type EmptyStruct = super::EmptyStruct;
     impl EmptyStruct {
@@ -1368,6 +1553,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for EmptyStruct {
+        type Owned = EmptyStruct;
+        fn to_owned_value(&self) -> EmptyStruct {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for EmptyStruct {
+        type View<'a> = EmptyStruct;
+        fn as_view(&self) -> EmptyStruct {
+            *self
+        }
+    }
+
     /// `OpcodeStruct` holds no borrowed data, so its owned form is the view type itself.
     pub type OpcodeStruct = super::OpcodeStruct;
     impl OpcodeStruct {
@@ -1381,6 +1580,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for OpcodeStruct {
+        type Owned = OpcodeStruct;
+        fn to_owned_value(&self) -> OpcodeStruct {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for OpcodeStruct {
+        type View<'a> = OpcodeStruct;
+        fn as_view(&self) -> OpcodeStruct {
+            *self
         }
     }
 
@@ -1445,11 +1658,31 @@ pub mod owned {
     }
 
     impl ShouldNotHaveLifetime {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::ShouldNotHaveLifetime<'_> {
             super::ShouldNotHaveLifetime {
                 v: ::bebop_core::Array::from_slice(&self.v),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::ShouldNotHaveLifetime<'_> {
+        type Owned = ShouldNotHaveLifetime;
+        fn to_owned_value(&self) -> ShouldNotHaveLifetime {
+            super::ShouldNotHaveLifetime::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for ShouldNotHaveLifetime {
+        type View<'a> = super::ShouldNotHaveLifetime<'a>;
+        fn as_view(&self) -> super::ShouldNotHaveLifetime<'_> {
+            ShouldNotHaveLifetime::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::ShouldNotHaveLifetime<'a>> for ShouldNotHaveLifetime {
+        fn lend(&'a self) -> super::ShouldNotHaveLifetime<'a> {
+            ShouldNotHaveLifetime::as_view(self)
         }
     }
 }

@@ -525,10 +525,10 @@ impl ::defmt::Format for Toposort8 {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `Toposort7` holds no borrowed data, so its owned form is the view type itself.
@@ -544,6 +544,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort7 {
+        type Owned = Toposort7;
+        fn to_owned_value(&self) -> Toposort7 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort7 {
+        type View<'a> = Toposort7;
+        fn as_view(&self) -> Toposort7 {
+            *self
         }
     }
 
@@ -563,6 +577,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort2 {
+        type Owned = Toposort2;
+        fn to_owned_value(&self) -> Toposort2 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort2 {
+        type View<'a> = Toposort2;
+        fn as_view(&self) -> Toposort2 {
+            *self
+        }
+    }
+
     /// `Toposort9` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort9 = super::Toposort9;
     impl Toposort9 {
@@ -576,6 +604,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort9 {
+        type Owned = Toposort9;
+        fn to_owned_value(&self) -> Toposort9 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort9 {
+        type View<'a> = Toposort9;
+        fn as_view(&self) -> Toposort9 {
+            *self
         }
     }
 
@@ -595,6 +637,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort0 {
+        type Owned = Toposort0;
+        fn to_owned_value(&self) -> Toposort0 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort0 {
+        type View<'a> = Toposort0;
+        fn as_view(&self) -> Toposort0 {
+            *self
+        }
+    }
+
     /// `Toposort5` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort5 = super::Toposort5;
     impl Toposort5 {
@@ -608,6 +664,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort5 {
+        type Owned = Toposort5;
+        fn to_owned_value(&self) -> Toposort5 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort5 {
+        type View<'a> = Toposort5;
+        fn as_view(&self) -> Toposort5 {
+            *self
         }
     }
 
@@ -627,6 +697,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort1 {
+        type Owned = Toposort1;
+        fn to_owned_value(&self) -> Toposort1 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort1 {
+        type View<'a> = Toposort1;
+        fn as_view(&self) -> Toposort1 {
+            *self
+        }
+    }
+
     /// `Toposort6` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort6 = super::Toposort6;
     impl Toposort6 {
@@ -640,6 +724,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort6 {
+        type Owned = Toposort6;
+        fn to_owned_value(&self) -> Toposort6 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort6 {
+        type View<'a> = Toposort6;
+        fn as_view(&self) -> Toposort6 {
+            *self
         }
     }
 
@@ -659,6 +757,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort4 {
+        type Owned = Toposort4;
+        fn to_owned_value(&self) -> Toposort4 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort4 {
+        type View<'a> = Toposort4;
+        fn as_view(&self) -> Toposort4 {
+            *self
+        }
+    }
+
     /// `Toposort3` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort3 = super::Toposort3;
     impl Toposort3 {
@@ -675,6 +787,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for Toposort3 {
+        type Owned = Toposort3;
+        fn to_owned_value(&self) -> Toposort3 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort3 {
+        type View<'a> = Toposort3;
+        fn as_view(&self) -> Toposort3 {
+            *self
+        }
+    }
+
     /// `Toposort8` holds no borrowed data, so its owned form is the view type itself.
     pub type Toposort8 = super::Toposort8;
     impl Toposort8 {
@@ -688,6 +814,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Toposort8 {
+        type Owned = Toposort8;
+        fn to_owned_value(&self) -> Toposort8 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Toposort8 {
+        type View<'a> = Toposort8;
+        fn as_view(&self) -> Toposort8 {
+            *self
         }
     }
 }

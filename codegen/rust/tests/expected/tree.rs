@@ -89,15 +89,15 @@ impl ::defmt::Format for TreeNode<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `tree.bop`: `message TreeNode`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct TreeNode {
         /// `value(1): int32`
@@ -180,6 +180,36 @@ pub mod owned {
                     .children
                     .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
             }
+        }
+    }
+
+    impl TreeNode {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::TreeNode<'_> {
+            super::TreeNode {
+                value: self.value,
+                children: self.children.as_ref().map(::bebop_core::Array::from_owned),
+            }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::TreeNode<'_> {
+        type Owned = TreeNode;
+        fn to_owned_value(&self) -> TreeNode {
+            super::TreeNode::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for TreeNode {
+        type View<'a> = super::TreeNode<'a>;
+        fn as_view(&self) -> super::TreeNode<'_> {
+            TreeNode::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::TreeNode<'a>> for TreeNode {
+        fn lend(&'a self) -> super::TreeNode<'a> {
+            TreeNode::as_view(self)
         }
     }
 }

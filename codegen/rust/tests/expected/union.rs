@@ -641,10 +641,10 @@ pub mod weird_order {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `InnerM2` holds no borrowed data, so its owned form is the view type itself.
@@ -660,6 +660,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for InnerM2 {
+        type Owned = InnerM2;
+        fn to_owned_value(&self) -> InnerM2 {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for InnerM2 {
+        type View<'a> = InnerM2;
+        fn as_view(&self) -> InnerM2 {
+            *self
         }
     }
 
@@ -679,6 +693,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for U {
+        type Owned = U;
+        fn to_owned_value(&self) -> U {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for U {
+        type View<'a> = U;
+        fn as_view(&self) -> U {
+            *self
+        }
+    }
+
     /// `WeirdOrder` holds no borrowed data, so its owned form is the view type itself.
     pub type WeirdOrder = super::WeirdOrder;
     impl WeirdOrder {
@@ -692,6 +720,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for WeirdOrder {
+        type Owned = WeirdOrder;
+        fn to_owned_value(&self) -> WeirdOrder {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for WeirdOrder {
+        type View<'a> = WeirdOrder;
+        fn as_view(&self) -> WeirdOrder {
+            *self
         }
     }
 
@@ -714,6 +756,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for A {
+            type Owned = A;
+            fn to_owned_value(&self) -> A {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for A {
+            type View<'a> = A;
+            fn as_view(&self) -> A {
+                *self
+            }
+        }
+
         /// `U.B` holds no borrowed data, so its owned form is the view type itself.
         pub type B = super::super::u::B;
         impl B {
@@ -727,6 +783,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for B {
+            type Owned = B;
+            fn to_owned_value(&self) -> B {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for B {
+            type View<'a> = B;
+            fn as_view(&self) -> B {
+                *self
             }
         }
 
@@ -746,6 +816,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for C {
+            type Owned = C;
+            fn to_owned_value(&self) -> C {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for C {
+            type View<'a> = C;
+            fn as_view(&self) -> C {
+                *self
+            }
+        }
+
         /// `U.D` holds no borrowed data, so its owned form is the view type itself.
         pub type D = super::super::u::D;
         impl D {
@@ -759,6 +843,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for D {
+            type Owned = D;
+            fn to_owned_value(&self) -> D {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for D {
+            type View<'a> = D;
+            fn as_view(&self) -> D {
+                *self
             }
         }
     }
@@ -782,6 +880,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for TwoComesFirst {
+            type Owned = TwoComesFirst;
+            fn to_owned_value(&self) -> TwoComesFirst {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for TwoComesFirst {
+            type View<'a> = TwoComesFirst;
+            fn as_view(&self) -> TwoComesFirst {
+                *self
+            }
+        }
+
         /// `WeirdOrder.ThreeIsSkipped` holds no borrowed data, so its owned form is the view type itself.
         pub type ThreeIsSkipped = super::super::weird_order::ThreeIsSkipped;
         impl ThreeIsSkipped {
@@ -798,6 +910,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_core::ToOwnedValue for ThreeIsSkipped {
+            type Owned = ThreeIsSkipped;
+            fn to_owned_value(&self) -> ThreeIsSkipped {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for ThreeIsSkipped {
+            type View<'a> = ThreeIsSkipped;
+            fn as_view(&self) -> ThreeIsSkipped {
+                *self
+            }
+        }
+
         /// `WeirdOrder.OneComesLast` holds no borrowed data, so its owned form is the view type itself.
         pub type OneComesLast = super::super::weird_order::OneComesLast;
         impl OneComesLast {
@@ -811,6 +937,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for OneComesLast {
+            type Owned = OneComesLast;
+            fn to_owned_value(&self) -> OneComesLast {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for OneComesLast {
+            type View<'a> = OneComesLast;
+            fn as_view(&self) -> OneComesLast {
+                *self
             }
         }
     }

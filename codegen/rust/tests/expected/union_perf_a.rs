@@ -4788,10 +4788,10 @@ pub mod union_perf_u {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Option A: put the whole thing in a union.
@@ -5162,7 +5162,7 @@ pub mod owned {
     }
 
     impl UnionPerfU {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::UnionPerfU<'_> {
             match self {
                 Self::A1(v) => super::UnionPerfU::A1(v.as_view()),
@@ -5216,6 +5216,26 @@ pub mod owned {
                 Self::A49(v) => super::UnionPerfU::A49(v.as_view()),
                 Self::A50(v) => super::UnionPerfU::A50(v.as_view()),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::UnionPerfU<'_> {
+        type Owned = UnionPerfU;
+        fn to_owned_value(&self) -> UnionPerfU {
+            super::UnionPerfU::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for UnionPerfU {
+        type View<'a> = super::UnionPerfU<'a>;
+        fn as_view(&self) -> super::UnionPerfU<'_> {
+            UnionPerfU::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::UnionPerfU<'a>> for UnionPerfU {
+        fn lend(&'a self) -> super::UnionPerfU<'a> {
+            UnionPerfU::as_view(self)
         }
     }
 
@@ -5292,13 +5312,33 @@ pub mod owned {
     }
 
     impl UnionPerfA {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::UnionPerfA<'_> {
             super::UnionPerfA {
                 container_opcode: self.container_opcode,
                 protocol_version: self.protocol_version,
                 u: self.u.as_view(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::UnionPerfA<'_> {
+        type Owned = UnionPerfA;
+        fn to_owned_value(&self) -> UnionPerfA {
+            super::UnionPerfA::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for UnionPerfA {
+        type View<'a> = super::UnionPerfA<'a>;
+        fn as_view(&self) -> super::UnionPerfA<'_> {
+            UnionPerfA::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::UnionPerfA<'a>> for UnionPerfA {
+        fn lend(&'a self) -> super::UnionPerfA<'a> {
+            UnionPerfA::as_view(self)
         }
     }
 
@@ -5393,7 +5433,7 @@ pub mod owned {
         }
 
         impl A1 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A1<'_> {
                 super::super::union_perf_u::A1 {
                     i1: self.i1,
@@ -5403,6 +5443,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A1<'_> {
+            type Owned = A1;
+            fn to_owned_value(&self) -> A1 {
+                super::super::union_perf_u::A1::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A1 {
+            type View<'a> = super::super::union_perf_u::A1<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A1<'_> {
+                A1::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A1<'a>> for A1 {
+            fn lend(&'a self) -> super::super::union_perf_u::A1<'a> {
+                A1::as_view(self)
             }
         }
 
@@ -5494,7 +5554,7 @@ pub mod owned {
         }
 
         impl A2 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A2<'_> {
                 super::super::union_perf_u::A2 {
                     i2: self.i2,
@@ -5504,6 +5564,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A2<'_> {
+            type Owned = A2;
+            fn to_owned_value(&self) -> A2 {
+                super::super::union_perf_u::A2::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A2 {
+            type View<'a> = super::super::union_perf_u::A2<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A2<'_> {
+                A2::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A2<'a>> for A2 {
+            fn lend(&'a self) -> super::super::union_perf_u::A2<'a> {
+                A2::as_view(self)
             }
         }
 
@@ -5595,7 +5675,7 @@ pub mod owned {
         }
 
         impl A3 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A3<'_> {
                 super::super::union_perf_u::A3 {
                     i3: self.i3,
@@ -5605,6 +5685,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A3<'_> {
+            type Owned = A3;
+            fn to_owned_value(&self) -> A3 {
+                super::super::union_perf_u::A3::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A3 {
+            type View<'a> = super::super::union_perf_u::A3<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A3<'_> {
+                A3::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A3<'a>> for A3 {
+            fn lend(&'a self) -> super::super::union_perf_u::A3<'a> {
+                A3::as_view(self)
             }
         }
 
@@ -5696,7 +5796,7 @@ pub mod owned {
         }
 
         impl A4 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A4<'_> {
                 super::super::union_perf_u::A4 {
                     i4: self.i4,
@@ -5706,6 +5806,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A4<'_> {
+            type Owned = A4;
+            fn to_owned_value(&self) -> A4 {
+                super::super::union_perf_u::A4::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A4 {
+            type View<'a> = super::super::union_perf_u::A4<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A4<'_> {
+                A4::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A4<'a>> for A4 {
+            fn lend(&'a self) -> super::super::union_perf_u::A4<'a> {
+                A4::as_view(self)
             }
         }
 
@@ -5797,7 +5917,7 @@ pub mod owned {
         }
 
         impl A5 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A5<'_> {
                 super::super::union_perf_u::A5 {
                     i5: self.i5,
@@ -5807,6 +5927,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A5<'_> {
+            type Owned = A5;
+            fn to_owned_value(&self) -> A5 {
+                super::super::union_perf_u::A5::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A5 {
+            type View<'a> = super::super::union_perf_u::A5<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A5<'_> {
+                A5::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A5<'a>> for A5 {
+            fn lend(&'a self) -> super::super::union_perf_u::A5<'a> {
+                A5::as_view(self)
             }
         }
 
@@ -5898,7 +6038,7 @@ pub mod owned {
         }
 
         impl A6 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A6<'_> {
                 super::super::union_perf_u::A6 {
                     i6: self.i6,
@@ -5908,6 +6048,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A6<'_> {
+            type Owned = A6;
+            fn to_owned_value(&self) -> A6 {
+                super::super::union_perf_u::A6::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A6 {
+            type View<'a> = super::super::union_perf_u::A6<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A6<'_> {
+                A6::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A6<'a>> for A6 {
+            fn lend(&'a self) -> super::super::union_perf_u::A6<'a> {
+                A6::as_view(self)
             }
         }
 
@@ -5999,7 +6159,7 @@ pub mod owned {
         }
 
         impl A7 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A7<'_> {
                 super::super::union_perf_u::A7 {
                     i7: self.i7,
@@ -6009,6 +6169,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A7<'_> {
+            type Owned = A7;
+            fn to_owned_value(&self) -> A7 {
+                super::super::union_perf_u::A7::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A7 {
+            type View<'a> = super::super::union_perf_u::A7<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A7<'_> {
+                A7::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A7<'a>> for A7 {
+            fn lend(&'a self) -> super::super::union_perf_u::A7<'a> {
+                A7::as_view(self)
             }
         }
 
@@ -6100,7 +6280,7 @@ pub mod owned {
         }
 
         impl A8 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A8<'_> {
                 super::super::union_perf_u::A8 {
                     i8: self.i8,
@@ -6110,6 +6290,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A8<'_> {
+            type Owned = A8;
+            fn to_owned_value(&self) -> A8 {
+                super::super::union_perf_u::A8::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A8 {
+            type View<'a> = super::super::union_perf_u::A8<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A8<'_> {
+                A8::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A8<'a>> for A8 {
+            fn lend(&'a self) -> super::super::union_perf_u::A8<'a> {
+                A8::as_view(self)
             }
         }
 
@@ -6201,7 +6401,7 @@ pub mod owned {
         }
 
         impl A9 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A9<'_> {
                 super::super::union_perf_u::A9 {
                     i9: self.i9,
@@ -6211,6 +6411,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A9<'_> {
+            type Owned = A9;
+            fn to_owned_value(&self) -> A9 {
+                super::super::union_perf_u::A9::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A9 {
+            type View<'a> = super::super::union_perf_u::A9<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A9<'_> {
+                A9::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A9<'a>> for A9 {
+            fn lend(&'a self) -> super::super::union_perf_u::A9<'a> {
+                A9::as_view(self)
             }
         }
 
@@ -6302,7 +6522,7 @@ pub mod owned {
         }
 
         impl A10 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A10<'_> {
                 super::super::union_perf_u::A10 {
                     i10: self.i10,
@@ -6312,6 +6532,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A10<'_> {
+            type Owned = A10;
+            fn to_owned_value(&self) -> A10 {
+                super::super::union_perf_u::A10::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A10 {
+            type View<'a> = super::super::union_perf_u::A10<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A10<'_> {
+                A10::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A10<'a>> for A10 {
+            fn lend(&'a self) -> super::super::union_perf_u::A10<'a> {
+                A10::as_view(self)
             }
         }
 
@@ -6403,7 +6643,7 @@ pub mod owned {
         }
 
         impl A11 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A11<'_> {
                 super::super::union_perf_u::A11 {
                     i11: self.i11,
@@ -6413,6 +6653,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A11<'_> {
+            type Owned = A11;
+            fn to_owned_value(&self) -> A11 {
+                super::super::union_perf_u::A11::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A11 {
+            type View<'a> = super::super::union_perf_u::A11<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A11<'_> {
+                A11::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A11<'a>> for A11 {
+            fn lend(&'a self) -> super::super::union_perf_u::A11<'a> {
+                A11::as_view(self)
             }
         }
 
@@ -6504,7 +6764,7 @@ pub mod owned {
         }
 
         impl A12 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A12<'_> {
                 super::super::union_perf_u::A12 {
                     i12: self.i12,
@@ -6514,6 +6774,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A12<'_> {
+            type Owned = A12;
+            fn to_owned_value(&self) -> A12 {
+                super::super::union_perf_u::A12::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A12 {
+            type View<'a> = super::super::union_perf_u::A12<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A12<'_> {
+                A12::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A12<'a>> for A12 {
+            fn lend(&'a self) -> super::super::union_perf_u::A12<'a> {
+                A12::as_view(self)
             }
         }
 
@@ -6605,7 +6885,7 @@ pub mod owned {
         }
 
         impl A13 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A13<'_> {
                 super::super::union_perf_u::A13 {
                     i13: self.i13,
@@ -6615,6 +6895,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A13<'_> {
+            type Owned = A13;
+            fn to_owned_value(&self) -> A13 {
+                super::super::union_perf_u::A13::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A13 {
+            type View<'a> = super::super::union_perf_u::A13<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A13<'_> {
+                A13::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A13<'a>> for A13 {
+            fn lend(&'a self) -> super::super::union_perf_u::A13<'a> {
+                A13::as_view(self)
             }
         }
 
@@ -6706,7 +7006,7 @@ pub mod owned {
         }
 
         impl A14 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A14<'_> {
                 super::super::union_perf_u::A14 {
                     i14: self.i14,
@@ -6716,6 +7016,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A14<'_> {
+            type Owned = A14;
+            fn to_owned_value(&self) -> A14 {
+                super::super::union_perf_u::A14::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A14 {
+            type View<'a> = super::super::union_perf_u::A14<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A14<'_> {
+                A14::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A14<'a>> for A14 {
+            fn lend(&'a self) -> super::super::union_perf_u::A14<'a> {
+                A14::as_view(self)
             }
         }
 
@@ -6807,7 +7127,7 @@ pub mod owned {
         }
 
         impl A15 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A15<'_> {
                 super::super::union_perf_u::A15 {
                     i15: self.i15,
@@ -6817,6 +7137,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A15<'_> {
+            type Owned = A15;
+            fn to_owned_value(&self) -> A15 {
+                super::super::union_perf_u::A15::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A15 {
+            type View<'a> = super::super::union_perf_u::A15<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A15<'_> {
+                A15::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A15<'a>> for A15 {
+            fn lend(&'a self) -> super::super::union_perf_u::A15<'a> {
+                A15::as_view(self)
             }
         }
 
@@ -6908,7 +7248,7 @@ pub mod owned {
         }
 
         impl A16 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A16<'_> {
                 super::super::union_perf_u::A16 {
                     i16: self.i16,
@@ -6918,6 +7258,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A16<'_> {
+            type Owned = A16;
+            fn to_owned_value(&self) -> A16 {
+                super::super::union_perf_u::A16::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A16 {
+            type View<'a> = super::super::union_perf_u::A16<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A16<'_> {
+                A16::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A16<'a>> for A16 {
+            fn lend(&'a self) -> super::super::union_perf_u::A16<'a> {
+                A16::as_view(self)
             }
         }
 
@@ -7009,7 +7369,7 @@ pub mod owned {
         }
 
         impl A17 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A17<'_> {
                 super::super::union_perf_u::A17 {
                     i17: self.i17,
@@ -7019,6 +7379,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A17<'_> {
+            type Owned = A17;
+            fn to_owned_value(&self) -> A17 {
+                super::super::union_perf_u::A17::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A17 {
+            type View<'a> = super::super::union_perf_u::A17<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A17<'_> {
+                A17::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A17<'a>> for A17 {
+            fn lend(&'a self) -> super::super::union_perf_u::A17<'a> {
+                A17::as_view(self)
             }
         }
 
@@ -7110,7 +7490,7 @@ pub mod owned {
         }
 
         impl A18 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A18<'_> {
                 super::super::union_perf_u::A18 {
                     i18: self.i18,
@@ -7120,6 +7500,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A18<'_> {
+            type Owned = A18;
+            fn to_owned_value(&self) -> A18 {
+                super::super::union_perf_u::A18::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A18 {
+            type View<'a> = super::super::union_perf_u::A18<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A18<'_> {
+                A18::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A18<'a>> for A18 {
+            fn lend(&'a self) -> super::super::union_perf_u::A18<'a> {
+                A18::as_view(self)
             }
         }
 
@@ -7211,7 +7611,7 @@ pub mod owned {
         }
 
         impl A19 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A19<'_> {
                 super::super::union_perf_u::A19 {
                     i19: self.i19,
@@ -7221,6 +7621,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A19<'_> {
+            type Owned = A19;
+            fn to_owned_value(&self) -> A19 {
+                super::super::union_perf_u::A19::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A19 {
+            type View<'a> = super::super::union_perf_u::A19<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A19<'_> {
+                A19::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A19<'a>> for A19 {
+            fn lend(&'a self) -> super::super::union_perf_u::A19<'a> {
+                A19::as_view(self)
             }
         }
 
@@ -7312,7 +7732,7 @@ pub mod owned {
         }
 
         impl A20 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A20<'_> {
                 super::super::union_perf_u::A20 {
                     i20: self.i20,
@@ -7322,6 +7742,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A20<'_> {
+            type Owned = A20;
+            fn to_owned_value(&self) -> A20 {
+                super::super::union_perf_u::A20::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A20 {
+            type View<'a> = super::super::union_perf_u::A20<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A20<'_> {
+                A20::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A20<'a>> for A20 {
+            fn lend(&'a self) -> super::super::union_perf_u::A20<'a> {
+                A20::as_view(self)
             }
         }
 
@@ -7413,7 +7853,7 @@ pub mod owned {
         }
 
         impl A21 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A21<'_> {
                 super::super::union_perf_u::A21 {
                     i21: self.i21,
@@ -7423,6 +7863,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A21<'_> {
+            type Owned = A21;
+            fn to_owned_value(&self) -> A21 {
+                super::super::union_perf_u::A21::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A21 {
+            type View<'a> = super::super::union_perf_u::A21<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A21<'_> {
+                A21::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A21<'a>> for A21 {
+            fn lend(&'a self) -> super::super::union_perf_u::A21<'a> {
+                A21::as_view(self)
             }
         }
 
@@ -7514,7 +7974,7 @@ pub mod owned {
         }
 
         impl A22 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A22<'_> {
                 super::super::union_perf_u::A22 {
                     i22: self.i22,
@@ -7524,6 +7984,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A22<'_> {
+            type Owned = A22;
+            fn to_owned_value(&self) -> A22 {
+                super::super::union_perf_u::A22::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A22 {
+            type View<'a> = super::super::union_perf_u::A22<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A22<'_> {
+                A22::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A22<'a>> for A22 {
+            fn lend(&'a self) -> super::super::union_perf_u::A22<'a> {
+                A22::as_view(self)
             }
         }
 
@@ -7615,7 +8095,7 @@ pub mod owned {
         }
 
         impl A23 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A23<'_> {
                 super::super::union_perf_u::A23 {
                     i23: self.i23,
@@ -7625,6 +8105,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A23<'_> {
+            type Owned = A23;
+            fn to_owned_value(&self) -> A23 {
+                super::super::union_perf_u::A23::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A23 {
+            type View<'a> = super::super::union_perf_u::A23<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A23<'_> {
+                A23::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A23<'a>> for A23 {
+            fn lend(&'a self) -> super::super::union_perf_u::A23<'a> {
+                A23::as_view(self)
             }
         }
 
@@ -7716,7 +8216,7 @@ pub mod owned {
         }
 
         impl A24 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A24<'_> {
                 super::super::union_perf_u::A24 {
                     i24: self.i24,
@@ -7726,6 +8226,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A24<'_> {
+            type Owned = A24;
+            fn to_owned_value(&self) -> A24 {
+                super::super::union_perf_u::A24::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A24 {
+            type View<'a> = super::super::union_perf_u::A24<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A24<'_> {
+                A24::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A24<'a>> for A24 {
+            fn lend(&'a self) -> super::super::union_perf_u::A24<'a> {
+                A24::as_view(self)
             }
         }
 
@@ -7817,7 +8337,7 @@ pub mod owned {
         }
 
         impl A25 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A25<'_> {
                 super::super::union_perf_u::A25 {
                     i25: self.i25,
@@ -7827,6 +8347,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A25<'_> {
+            type Owned = A25;
+            fn to_owned_value(&self) -> A25 {
+                super::super::union_perf_u::A25::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A25 {
+            type View<'a> = super::super::union_perf_u::A25<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A25<'_> {
+                A25::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A25<'a>> for A25 {
+            fn lend(&'a self) -> super::super::union_perf_u::A25<'a> {
+                A25::as_view(self)
             }
         }
 
@@ -7918,7 +8458,7 @@ pub mod owned {
         }
 
         impl A26 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A26<'_> {
                 super::super::union_perf_u::A26 {
                     i26: self.i26,
@@ -7928,6 +8468,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A26<'_> {
+            type Owned = A26;
+            fn to_owned_value(&self) -> A26 {
+                super::super::union_perf_u::A26::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A26 {
+            type View<'a> = super::super::union_perf_u::A26<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A26<'_> {
+                A26::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A26<'a>> for A26 {
+            fn lend(&'a self) -> super::super::union_perf_u::A26<'a> {
+                A26::as_view(self)
             }
         }
 
@@ -8019,7 +8579,7 @@ pub mod owned {
         }
 
         impl A27 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A27<'_> {
                 super::super::union_perf_u::A27 {
                     i27: self.i27,
@@ -8029,6 +8589,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A27<'_> {
+            type Owned = A27;
+            fn to_owned_value(&self) -> A27 {
+                super::super::union_perf_u::A27::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A27 {
+            type View<'a> = super::super::union_perf_u::A27<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A27<'_> {
+                A27::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A27<'a>> for A27 {
+            fn lend(&'a self) -> super::super::union_perf_u::A27<'a> {
+                A27::as_view(self)
             }
         }
 
@@ -8120,7 +8700,7 @@ pub mod owned {
         }
 
         impl A28 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A28<'_> {
                 super::super::union_perf_u::A28 {
                     i28: self.i28,
@@ -8130,6 +8710,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A28<'_> {
+            type Owned = A28;
+            fn to_owned_value(&self) -> A28 {
+                super::super::union_perf_u::A28::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A28 {
+            type View<'a> = super::super::union_perf_u::A28<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A28<'_> {
+                A28::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A28<'a>> for A28 {
+            fn lend(&'a self) -> super::super::union_perf_u::A28<'a> {
+                A28::as_view(self)
             }
         }
 
@@ -8221,7 +8821,7 @@ pub mod owned {
         }
 
         impl A29 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A29<'_> {
                 super::super::union_perf_u::A29 {
                     i29: self.i29,
@@ -8231,6 +8831,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A29<'_> {
+            type Owned = A29;
+            fn to_owned_value(&self) -> A29 {
+                super::super::union_perf_u::A29::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A29 {
+            type View<'a> = super::super::union_perf_u::A29<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A29<'_> {
+                A29::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A29<'a>> for A29 {
+            fn lend(&'a self) -> super::super::union_perf_u::A29<'a> {
+                A29::as_view(self)
             }
         }
 
@@ -8322,7 +8942,7 @@ pub mod owned {
         }
 
         impl A30 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A30<'_> {
                 super::super::union_perf_u::A30 {
                     i30: self.i30,
@@ -8332,6 +8952,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A30<'_> {
+            type Owned = A30;
+            fn to_owned_value(&self) -> A30 {
+                super::super::union_perf_u::A30::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A30 {
+            type View<'a> = super::super::union_perf_u::A30<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A30<'_> {
+                A30::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A30<'a>> for A30 {
+            fn lend(&'a self) -> super::super::union_perf_u::A30<'a> {
+                A30::as_view(self)
             }
         }
 
@@ -8423,7 +9063,7 @@ pub mod owned {
         }
 
         impl A31 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A31<'_> {
                 super::super::union_perf_u::A31 {
                     i31: self.i31,
@@ -8433,6 +9073,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A31<'_> {
+            type Owned = A31;
+            fn to_owned_value(&self) -> A31 {
+                super::super::union_perf_u::A31::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A31 {
+            type View<'a> = super::super::union_perf_u::A31<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A31<'_> {
+                A31::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A31<'a>> for A31 {
+            fn lend(&'a self) -> super::super::union_perf_u::A31<'a> {
+                A31::as_view(self)
             }
         }
 
@@ -8524,7 +9184,7 @@ pub mod owned {
         }
 
         impl A32 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A32<'_> {
                 super::super::union_perf_u::A32 {
                     i32: self.i32,
@@ -8534,6 +9194,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A32<'_> {
+            type Owned = A32;
+            fn to_owned_value(&self) -> A32 {
+                super::super::union_perf_u::A32::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A32 {
+            type View<'a> = super::super::union_perf_u::A32<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A32<'_> {
+                A32::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A32<'a>> for A32 {
+            fn lend(&'a self) -> super::super::union_perf_u::A32<'a> {
+                A32::as_view(self)
             }
         }
 
@@ -8625,7 +9305,7 @@ pub mod owned {
         }
 
         impl A33 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A33<'_> {
                 super::super::union_perf_u::A33 {
                     i33: self.i33,
@@ -8635,6 +9315,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A33<'_> {
+            type Owned = A33;
+            fn to_owned_value(&self) -> A33 {
+                super::super::union_perf_u::A33::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A33 {
+            type View<'a> = super::super::union_perf_u::A33<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A33<'_> {
+                A33::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A33<'a>> for A33 {
+            fn lend(&'a self) -> super::super::union_perf_u::A33<'a> {
+                A33::as_view(self)
             }
         }
 
@@ -8726,7 +9426,7 @@ pub mod owned {
         }
 
         impl A34 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A34<'_> {
                 super::super::union_perf_u::A34 {
                     i34: self.i34,
@@ -8736,6 +9436,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A34<'_> {
+            type Owned = A34;
+            fn to_owned_value(&self) -> A34 {
+                super::super::union_perf_u::A34::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A34 {
+            type View<'a> = super::super::union_perf_u::A34<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A34<'_> {
+                A34::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A34<'a>> for A34 {
+            fn lend(&'a self) -> super::super::union_perf_u::A34<'a> {
+                A34::as_view(self)
             }
         }
 
@@ -8827,7 +9547,7 @@ pub mod owned {
         }
 
         impl A35 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A35<'_> {
                 super::super::union_perf_u::A35 {
                     i35: self.i35,
@@ -8837,6 +9557,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A35<'_> {
+            type Owned = A35;
+            fn to_owned_value(&self) -> A35 {
+                super::super::union_perf_u::A35::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A35 {
+            type View<'a> = super::super::union_perf_u::A35<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A35<'_> {
+                A35::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A35<'a>> for A35 {
+            fn lend(&'a self) -> super::super::union_perf_u::A35<'a> {
+                A35::as_view(self)
             }
         }
 
@@ -8928,7 +9668,7 @@ pub mod owned {
         }
 
         impl A36 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A36<'_> {
                 super::super::union_perf_u::A36 {
                     i36: self.i36,
@@ -8938,6 +9678,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A36<'_> {
+            type Owned = A36;
+            fn to_owned_value(&self) -> A36 {
+                super::super::union_perf_u::A36::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A36 {
+            type View<'a> = super::super::union_perf_u::A36<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A36<'_> {
+                A36::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A36<'a>> for A36 {
+            fn lend(&'a self) -> super::super::union_perf_u::A36<'a> {
+                A36::as_view(self)
             }
         }
 
@@ -9029,7 +9789,7 @@ pub mod owned {
         }
 
         impl A37 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A37<'_> {
                 super::super::union_perf_u::A37 {
                     i37: self.i37,
@@ -9039,6 +9799,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A37<'_> {
+            type Owned = A37;
+            fn to_owned_value(&self) -> A37 {
+                super::super::union_perf_u::A37::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A37 {
+            type View<'a> = super::super::union_perf_u::A37<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A37<'_> {
+                A37::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A37<'a>> for A37 {
+            fn lend(&'a self) -> super::super::union_perf_u::A37<'a> {
+                A37::as_view(self)
             }
         }
 
@@ -9130,7 +9910,7 @@ pub mod owned {
         }
 
         impl A38 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A38<'_> {
                 super::super::union_perf_u::A38 {
                     i38: self.i38,
@@ -9140,6 +9920,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A38<'_> {
+            type Owned = A38;
+            fn to_owned_value(&self) -> A38 {
+                super::super::union_perf_u::A38::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A38 {
+            type View<'a> = super::super::union_perf_u::A38<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A38<'_> {
+                A38::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A38<'a>> for A38 {
+            fn lend(&'a self) -> super::super::union_perf_u::A38<'a> {
+                A38::as_view(self)
             }
         }
 
@@ -9231,7 +10031,7 @@ pub mod owned {
         }
 
         impl A39 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A39<'_> {
                 super::super::union_perf_u::A39 {
                     i39: self.i39,
@@ -9241,6 +10041,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A39<'_> {
+            type Owned = A39;
+            fn to_owned_value(&self) -> A39 {
+                super::super::union_perf_u::A39::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A39 {
+            type View<'a> = super::super::union_perf_u::A39<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A39<'_> {
+                A39::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A39<'a>> for A39 {
+            fn lend(&'a self) -> super::super::union_perf_u::A39<'a> {
+                A39::as_view(self)
             }
         }
 
@@ -9332,7 +10152,7 @@ pub mod owned {
         }
 
         impl A40 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A40<'_> {
                 super::super::union_perf_u::A40 {
                     i40: self.i40,
@@ -9342,6 +10162,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A40<'_> {
+            type Owned = A40;
+            fn to_owned_value(&self) -> A40 {
+                super::super::union_perf_u::A40::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A40 {
+            type View<'a> = super::super::union_perf_u::A40<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A40<'_> {
+                A40::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A40<'a>> for A40 {
+            fn lend(&'a self) -> super::super::union_perf_u::A40<'a> {
+                A40::as_view(self)
             }
         }
 
@@ -9433,7 +10273,7 @@ pub mod owned {
         }
 
         impl A41 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A41<'_> {
                 super::super::union_perf_u::A41 {
                     i41: self.i41,
@@ -9443,6 +10283,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A41<'_> {
+            type Owned = A41;
+            fn to_owned_value(&self) -> A41 {
+                super::super::union_perf_u::A41::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A41 {
+            type View<'a> = super::super::union_perf_u::A41<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A41<'_> {
+                A41::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A41<'a>> for A41 {
+            fn lend(&'a self) -> super::super::union_perf_u::A41<'a> {
+                A41::as_view(self)
             }
         }
 
@@ -9534,7 +10394,7 @@ pub mod owned {
         }
 
         impl A42 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A42<'_> {
                 super::super::union_perf_u::A42 {
                     i42: self.i42,
@@ -9544,6 +10404,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A42<'_> {
+            type Owned = A42;
+            fn to_owned_value(&self) -> A42 {
+                super::super::union_perf_u::A42::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A42 {
+            type View<'a> = super::super::union_perf_u::A42<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A42<'_> {
+                A42::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A42<'a>> for A42 {
+            fn lend(&'a self) -> super::super::union_perf_u::A42<'a> {
+                A42::as_view(self)
             }
         }
 
@@ -9635,7 +10515,7 @@ pub mod owned {
         }
 
         impl A43 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A43<'_> {
                 super::super::union_perf_u::A43 {
                     i43: self.i43,
@@ -9645,6 +10525,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A43<'_> {
+            type Owned = A43;
+            fn to_owned_value(&self) -> A43 {
+                super::super::union_perf_u::A43::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A43 {
+            type View<'a> = super::super::union_perf_u::A43<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A43<'_> {
+                A43::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A43<'a>> for A43 {
+            fn lend(&'a self) -> super::super::union_perf_u::A43<'a> {
+                A43::as_view(self)
             }
         }
 
@@ -9736,7 +10636,7 @@ pub mod owned {
         }
 
         impl A44 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A44<'_> {
                 super::super::union_perf_u::A44 {
                     i44: self.i44,
@@ -9746,6 +10646,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A44<'_> {
+            type Owned = A44;
+            fn to_owned_value(&self) -> A44 {
+                super::super::union_perf_u::A44::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A44 {
+            type View<'a> = super::super::union_perf_u::A44<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A44<'_> {
+                A44::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A44<'a>> for A44 {
+            fn lend(&'a self) -> super::super::union_perf_u::A44<'a> {
+                A44::as_view(self)
             }
         }
 
@@ -9837,7 +10757,7 @@ pub mod owned {
         }
 
         impl A45 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A45<'_> {
                 super::super::union_perf_u::A45 {
                     i45: self.i45,
@@ -9847,6 +10767,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A45<'_> {
+            type Owned = A45;
+            fn to_owned_value(&self) -> A45 {
+                super::super::union_perf_u::A45::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A45 {
+            type View<'a> = super::super::union_perf_u::A45<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A45<'_> {
+                A45::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A45<'a>> for A45 {
+            fn lend(&'a self) -> super::super::union_perf_u::A45<'a> {
+                A45::as_view(self)
             }
         }
 
@@ -9938,7 +10878,7 @@ pub mod owned {
         }
 
         impl A46 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A46<'_> {
                 super::super::union_perf_u::A46 {
                     i46: self.i46,
@@ -9948,6 +10888,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A46<'_> {
+            type Owned = A46;
+            fn to_owned_value(&self) -> A46 {
+                super::super::union_perf_u::A46::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A46 {
+            type View<'a> = super::super::union_perf_u::A46<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A46<'_> {
+                A46::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A46<'a>> for A46 {
+            fn lend(&'a self) -> super::super::union_perf_u::A46<'a> {
+                A46::as_view(self)
             }
         }
 
@@ -10039,7 +10999,7 @@ pub mod owned {
         }
 
         impl A47 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A47<'_> {
                 super::super::union_perf_u::A47 {
                     i47: self.i47,
@@ -10049,6 +11009,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A47<'_> {
+            type Owned = A47;
+            fn to_owned_value(&self) -> A47 {
+                super::super::union_perf_u::A47::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A47 {
+            type View<'a> = super::super::union_perf_u::A47<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A47<'_> {
+                A47::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A47<'a>> for A47 {
+            fn lend(&'a self) -> super::super::union_perf_u::A47<'a> {
+                A47::as_view(self)
             }
         }
 
@@ -10140,7 +11120,7 @@ pub mod owned {
         }
 
         impl A48 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A48<'_> {
                 super::super::union_perf_u::A48 {
                     i48: self.i48,
@@ -10150,6 +11130,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A48<'_> {
+            type Owned = A48;
+            fn to_owned_value(&self) -> A48 {
+                super::super::union_perf_u::A48::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A48 {
+            type View<'a> = super::super::union_perf_u::A48<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A48<'_> {
+                A48::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A48<'a>> for A48 {
+            fn lend(&'a self) -> super::super::union_perf_u::A48<'a> {
+                A48::as_view(self)
             }
         }
 
@@ -10241,7 +11241,7 @@ pub mod owned {
         }
 
         impl A49 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A49<'_> {
                 super::super::union_perf_u::A49 {
                     i49: self.i49,
@@ -10251,6 +11251,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A49<'_> {
+            type Owned = A49;
+            fn to_owned_value(&self) -> A49 {
+                super::super::union_perf_u::A49::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A49 {
+            type View<'a> = super::super::union_perf_u::A49<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A49<'_> {
+                A49::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A49<'a>> for A49 {
+            fn lend(&'a self) -> super::super::union_perf_u::A49<'a> {
+                A49::as_view(self)
             }
         }
 
@@ -10342,7 +11362,7 @@ pub mod owned {
         }
 
         impl A50 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_u::A50<'_> {
                 super::super::union_perf_u::A50 {
                     i50: self.i50,
@@ -10352,6 +11372,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_u::A50<'_> {
+            type Owned = A50;
+            fn to_owned_value(&self) -> A50 {
+                super::super::union_perf_u::A50::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for A50 {
+            type View<'a> = super::super::union_perf_u::A50<'a>;
+            fn as_view(&self) -> super::super::union_perf_u::A50<'_> {
+                A50::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_u::A50<'a>> for A50 {
+            fn lend(&'a self) -> super::super::union_perf_u::A50<'a> {
+                A50::as_view(self)
             }
         }
     }

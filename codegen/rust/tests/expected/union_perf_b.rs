@@ -4079,10 +4079,10 @@ impl ::defmt::Format for B50<'_> {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `union_perf_b.bop`: `mut struct UnionPerfB`.
@@ -4158,13 +4158,33 @@ pub mod owned {
     }
 
     impl UnionPerfB {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::UnionPerfB<'_> {
             super::UnionPerfB {
                 protocol_version: self.protocol_version,
                 incoming_opcode: self.incoming_opcode,
                 encoded_data: self.encoded_data.as_slice(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::UnionPerfB<'_> {
+        type Owned = UnionPerfB;
+        fn to_owned_value(&self) -> UnionPerfB {
+            super::UnionPerfB::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for UnionPerfB {
+        type View<'a> = super::UnionPerfB<'a>;
+        fn as_view(&self) -> super::UnionPerfB<'_> {
+            UnionPerfB::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::UnionPerfB<'a>> for UnionPerfB {
+        fn lend(&'a self) -> super::UnionPerfB<'a> {
+            UnionPerfB::as_view(self)
         }
     }
 
@@ -4256,7 +4276,7 @@ pub mod owned {
     }
 
     impl B1 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B1<'_> {
             super::B1 {
                 i1: self.i1,
@@ -4266,6 +4286,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B1<'_> {
+        type Owned = B1;
+        fn to_owned_value(&self) -> B1 {
+            super::B1::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B1 {
+        type View<'a> = super::B1<'a>;
+        fn as_view(&self) -> super::B1<'_> {
+            B1::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B1<'a>> for B1 {
+        fn lend(&'a self) -> super::B1<'a> {
+            B1::as_view(self)
         }
     }
 
@@ -4357,7 +4397,7 @@ pub mod owned {
     }
 
     impl B2 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B2<'_> {
             super::B2 {
                 i2: self.i2,
@@ -4367,6 +4407,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B2<'_> {
+        type Owned = B2;
+        fn to_owned_value(&self) -> B2 {
+            super::B2::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B2 {
+        type View<'a> = super::B2<'a>;
+        fn as_view(&self) -> super::B2<'_> {
+            B2::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B2<'a>> for B2 {
+        fn lend(&'a self) -> super::B2<'a> {
+            B2::as_view(self)
         }
     }
 
@@ -4458,7 +4518,7 @@ pub mod owned {
     }
 
     impl B3 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B3<'_> {
             super::B3 {
                 i3: self.i3,
@@ -4468,6 +4528,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B3<'_> {
+        type Owned = B3;
+        fn to_owned_value(&self) -> B3 {
+            super::B3::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B3 {
+        type View<'a> = super::B3<'a>;
+        fn as_view(&self) -> super::B3<'_> {
+            B3::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B3<'a>> for B3 {
+        fn lend(&'a self) -> super::B3<'a> {
+            B3::as_view(self)
         }
     }
 
@@ -4559,7 +4639,7 @@ pub mod owned {
     }
 
     impl B4 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B4<'_> {
             super::B4 {
                 i4: self.i4,
@@ -4569,6 +4649,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B4<'_> {
+        type Owned = B4;
+        fn to_owned_value(&self) -> B4 {
+            super::B4::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B4 {
+        type View<'a> = super::B4<'a>;
+        fn as_view(&self) -> super::B4<'_> {
+            B4::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B4<'a>> for B4 {
+        fn lend(&'a self) -> super::B4<'a> {
+            B4::as_view(self)
         }
     }
 
@@ -4660,7 +4760,7 @@ pub mod owned {
     }
 
     impl B5 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B5<'_> {
             super::B5 {
                 i5: self.i5,
@@ -4670,6 +4770,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B5<'_> {
+        type Owned = B5;
+        fn to_owned_value(&self) -> B5 {
+            super::B5::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B5 {
+        type View<'a> = super::B5<'a>;
+        fn as_view(&self) -> super::B5<'_> {
+            B5::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B5<'a>> for B5 {
+        fn lend(&'a self) -> super::B5<'a> {
+            B5::as_view(self)
         }
     }
 
@@ -4761,7 +4881,7 @@ pub mod owned {
     }
 
     impl B6 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B6<'_> {
             super::B6 {
                 i6: self.i6,
@@ -4771,6 +4891,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B6<'_> {
+        type Owned = B6;
+        fn to_owned_value(&self) -> B6 {
+            super::B6::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B6 {
+        type View<'a> = super::B6<'a>;
+        fn as_view(&self) -> super::B6<'_> {
+            B6::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B6<'a>> for B6 {
+        fn lend(&'a self) -> super::B6<'a> {
+            B6::as_view(self)
         }
     }
 
@@ -4862,7 +5002,7 @@ pub mod owned {
     }
 
     impl B7 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B7<'_> {
             super::B7 {
                 i7: self.i7,
@@ -4872,6 +5012,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B7<'_> {
+        type Owned = B7;
+        fn to_owned_value(&self) -> B7 {
+            super::B7::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B7 {
+        type View<'a> = super::B7<'a>;
+        fn as_view(&self) -> super::B7<'_> {
+            B7::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B7<'a>> for B7 {
+        fn lend(&'a self) -> super::B7<'a> {
+            B7::as_view(self)
         }
     }
 
@@ -4963,7 +5123,7 @@ pub mod owned {
     }
 
     impl B8 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B8<'_> {
             super::B8 {
                 i8: self.i8,
@@ -4973,6 +5133,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B8<'_> {
+        type Owned = B8;
+        fn to_owned_value(&self) -> B8 {
+            super::B8::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B8 {
+        type View<'a> = super::B8<'a>;
+        fn as_view(&self) -> super::B8<'_> {
+            B8::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B8<'a>> for B8 {
+        fn lend(&'a self) -> super::B8<'a> {
+            B8::as_view(self)
         }
     }
 
@@ -5064,7 +5244,7 @@ pub mod owned {
     }
 
     impl B9 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B9<'_> {
             super::B9 {
                 i9: self.i9,
@@ -5074,6 +5254,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B9<'_> {
+        type Owned = B9;
+        fn to_owned_value(&self) -> B9 {
+            super::B9::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B9 {
+        type View<'a> = super::B9<'a>;
+        fn as_view(&self) -> super::B9<'_> {
+            B9::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B9<'a>> for B9 {
+        fn lend(&'a self) -> super::B9<'a> {
+            B9::as_view(self)
         }
     }
 
@@ -5165,7 +5365,7 @@ pub mod owned {
     }
 
     impl B10 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B10<'_> {
             super::B10 {
                 i10: self.i10,
@@ -5175,6 +5375,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B10<'_> {
+        type Owned = B10;
+        fn to_owned_value(&self) -> B10 {
+            super::B10::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B10 {
+        type View<'a> = super::B10<'a>;
+        fn as_view(&self) -> super::B10<'_> {
+            B10::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B10<'a>> for B10 {
+        fn lend(&'a self) -> super::B10<'a> {
+            B10::as_view(self)
         }
     }
 
@@ -5266,7 +5486,7 @@ pub mod owned {
     }
 
     impl B11 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B11<'_> {
             super::B11 {
                 i11: self.i11,
@@ -5276,6 +5496,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B11<'_> {
+        type Owned = B11;
+        fn to_owned_value(&self) -> B11 {
+            super::B11::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B11 {
+        type View<'a> = super::B11<'a>;
+        fn as_view(&self) -> super::B11<'_> {
+            B11::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B11<'a>> for B11 {
+        fn lend(&'a self) -> super::B11<'a> {
+            B11::as_view(self)
         }
     }
 
@@ -5367,7 +5607,7 @@ pub mod owned {
     }
 
     impl B12 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B12<'_> {
             super::B12 {
                 i12: self.i12,
@@ -5377,6 +5617,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B12<'_> {
+        type Owned = B12;
+        fn to_owned_value(&self) -> B12 {
+            super::B12::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B12 {
+        type View<'a> = super::B12<'a>;
+        fn as_view(&self) -> super::B12<'_> {
+            B12::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B12<'a>> for B12 {
+        fn lend(&'a self) -> super::B12<'a> {
+            B12::as_view(self)
         }
     }
 
@@ -5468,7 +5728,7 @@ pub mod owned {
     }
 
     impl B13 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B13<'_> {
             super::B13 {
                 i13: self.i13,
@@ -5478,6 +5738,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B13<'_> {
+        type Owned = B13;
+        fn to_owned_value(&self) -> B13 {
+            super::B13::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B13 {
+        type View<'a> = super::B13<'a>;
+        fn as_view(&self) -> super::B13<'_> {
+            B13::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B13<'a>> for B13 {
+        fn lend(&'a self) -> super::B13<'a> {
+            B13::as_view(self)
         }
     }
 
@@ -5569,7 +5849,7 @@ pub mod owned {
     }
 
     impl B14 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B14<'_> {
             super::B14 {
                 i14: self.i14,
@@ -5579,6 +5859,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B14<'_> {
+        type Owned = B14;
+        fn to_owned_value(&self) -> B14 {
+            super::B14::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B14 {
+        type View<'a> = super::B14<'a>;
+        fn as_view(&self) -> super::B14<'_> {
+            B14::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B14<'a>> for B14 {
+        fn lend(&'a self) -> super::B14<'a> {
+            B14::as_view(self)
         }
     }
 
@@ -5670,7 +5970,7 @@ pub mod owned {
     }
 
     impl B15 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B15<'_> {
             super::B15 {
                 i15: self.i15,
@@ -5680,6 +5980,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B15<'_> {
+        type Owned = B15;
+        fn to_owned_value(&self) -> B15 {
+            super::B15::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B15 {
+        type View<'a> = super::B15<'a>;
+        fn as_view(&self) -> super::B15<'_> {
+            B15::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B15<'a>> for B15 {
+        fn lend(&'a self) -> super::B15<'a> {
+            B15::as_view(self)
         }
     }
 
@@ -5771,7 +6091,7 @@ pub mod owned {
     }
 
     impl B16 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B16<'_> {
             super::B16 {
                 i16: self.i16,
@@ -5781,6 +6101,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B16<'_> {
+        type Owned = B16;
+        fn to_owned_value(&self) -> B16 {
+            super::B16::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B16 {
+        type View<'a> = super::B16<'a>;
+        fn as_view(&self) -> super::B16<'_> {
+            B16::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B16<'a>> for B16 {
+        fn lend(&'a self) -> super::B16<'a> {
+            B16::as_view(self)
         }
     }
 
@@ -5872,7 +6212,7 @@ pub mod owned {
     }
 
     impl B17 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B17<'_> {
             super::B17 {
                 i17: self.i17,
@@ -5882,6 +6222,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B17<'_> {
+        type Owned = B17;
+        fn to_owned_value(&self) -> B17 {
+            super::B17::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B17 {
+        type View<'a> = super::B17<'a>;
+        fn as_view(&self) -> super::B17<'_> {
+            B17::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B17<'a>> for B17 {
+        fn lend(&'a self) -> super::B17<'a> {
+            B17::as_view(self)
         }
     }
 
@@ -5973,7 +6333,7 @@ pub mod owned {
     }
 
     impl B18 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B18<'_> {
             super::B18 {
                 i18: self.i18,
@@ -5983,6 +6343,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B18<'_> {
+        type Owned = B18;
+        fn to_owned_value(&self) -> B18 {
+            super::B18::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B18 {
+        type View<'a> = super::B18<'a>;
+        fn as_view(&self) -> super::B18<'_> {
+            B18::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B18<'a>> for B18 {
+        fn lend(&'a self) -> super::B18<'a> {
+            B18::as_view(self)
         }
     }
 
@@ -6074,7 +6454,7 @@ pub mod owned {
     }
 
     impl B19 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B19<'_> {
             super::B19 {
                 i19: self.i19,
@@ -6084,6 +6464,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B19<'_> {
+        type Owned = B19;
+        fn to_owned_value(&self) -> B19 {
+            super::B19::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B19 {
+        type View<'a> = super::B19<'a>;
+        fn as_view(&self) -> super::B19<'_> {
+            B19::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B19<'a>> for B19 {
+        fn lend(&'a self) -> super::B19<'a> {
+            B19::as_view(self)
         }
     }
 
@@ -6175,7 +6575,7 @@ pub mod owned {
     }
 
     impl B20 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B20<'_> {
             super::B20 {
                 i20: self.i20,
@@ -6185,6 +6585,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B20<'_> {
+        type Owned = B20;
+        fn to_owned_value(&self) -> B20 {
+            super::B20::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B20 {
+        type View<'a> = super::B20<'a>;
+        fn as_view(&self) -> super::B20<'_> {
+            B20::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B20<'a>> for B20 {
+        fn lend(&'a self) -> super::B20<'a> {
+            B20::as_view(self)
         }
     }
 
@@ -6276,7 +6696,7 @@ pub mod owned {
     }
 
     impl B21 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B21<'_> {
             super::B21 {
                 i21: self.i21,
@@ -6286,6 +6706,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B21<'_> {
+        type Owned = B21;
+        fn to_owned_value(&self) -> B21 {
+            super::B21::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B21 {
+        type View<'a> = super::B21<'a>;
+        fn as_view(&self) -> super::B21<'_> {
+            B21::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B21<'a>> for B21 {
+        fn lend(&'a self) -> super::B21<'a> {
+            B21::as_view(self)
         }
     }
 
@@ -6377,7 +6817,7 @@ pub mod owned {
     }
 
     impl B22 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B22<'_> {
             super::B22 {
                 i22: self.i22,
@@ -6387,6 +6827,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B22<'_> {
+        type Owned = B22;
+        fn to_owned_value(&self) -> B22 {
+            super::B22::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B22 {
+        type View<'a> = super::B22<'a>;
+        fn as_view(&self) -> super::B22<'_> {
+            B22::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B22<'a>> for B22 {
+        fn lend(&'a self) -> super::B22<'a> {
+            B22::as_view(self)
         }
     }
 
@@ -6478,7 +6938,7 @@ pub mod owned {
     }
 
     impl B23 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B23<'_> {
             super::B23 {
                 i23: self.i23,
@@ -6488,6 +6948,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B23<'_> {
+        type Owned = B23;
+        fn to_owned_value(&self) -> B23 {
+            super::B23::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B23 {
+        type View<'a> = super::B23<'a>;
+        fn as_view(&self) -> super::B23<'_> {
+            B23::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B23<'a>> for B23 {
+        fn lend(&'a self) -> super::B23<'a> {
+            B23::as_view(self)
         }
     }
 
@@ -6579,7 +7059,7 @@ pub mod owned {
     }
 
     impl B24 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B24<'_> {
             super::B24 {
                 i24: self.i24,
@@ -6589,6 +7069,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B24<'_> {
+        type Owned = B24;
+        fn to_owned_value(&self) -> B24 {
+            super::B24::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B24 {
+        type View<'a> = super::B24<'a>;
+        fn as_view(&self) -> super::B24<'_> {
+            B24::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B24<'a>> for B24 {
+        fn lend(&'a self) -> super::B24<'a> {
+            B24::as_view(self)
         }
     }
 
@@ -6680,7 +7180,7 @@ pub mod owned {
     }
 
     impl B25 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B25<'_> {
             super::B25 {
                 i25: self.i25,
@@ -6690,6 +7190,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B25<'_> {
+        type Owned = B25;
+        fn to_owned_value(&self) -> B25 {
+            super::B25::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B25 {
+        type View<'a> = super::B25<'a>;
+        fn as_view(&self) -> super::B25<'_> {
+            B25::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B25<'a>> for B25 {
+        fn lend(&'a self) -> super::B25<'a> {
+            B25::as_view(self)
         }
     }
 
@@ -6781,7 +7301,7 @@ pub mod owned {
     }
 
     impl B26 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B26<'_> {
             super::B26 {
                 i26: self.i26,
@@ -6791,6 +7311,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B26<'_> {
+        type Owned = B26;
+        fn to_owned_value(&self) -> B26 {
+            super::B26::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B26 {
+        type View<'a> = super::B26<'a>;
+        fn as_view(&self) -> super::B26<'_> {
+            B26::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B26<'a>> for B26 {
+        fn lend(&'a self) -> super::B26<'a> {
+            B26::as_view(self)
         }
     }
 
@@ -6882,7 +7422,7 @@ pub mod owned {
     }
 
     impl B27 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B27<'_> {
             super::B27 {
                 i27: self.i27,
@@ -6892,6 +7432,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B27<'_> {
+        type Owned = B27;
+        fn to_owned_value(&self) -> B27 {
+            super::B27::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B27 {
+        type View<'a> = super::B27<'a>;
+        fn as_view(&self) -> super::B27<'_> {
+            B27::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B27<'a>> for B27 {
+        fn lend(&'a self) -> super::B27<'a> {
+            B27::as_view(self)
         }
     }
 
@@ -6983,7 +7543,7 @@ pub mod owned {
     }
 
     impl B28 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B28<'_> {
             super::B28 {
                 i28: self.i28,
@@ -6993,6 +7553,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B28<'_> {
+        type Owned = B28;
+        fn to_owned_value(&self) -> B28 {
+            super::B28::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B28 {
+        type View<'a> = super::B28<'a>;
+        fn as_view(&self) -> super::B28<'_> {
+            B28::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B28<'a>> for B28 {
+        fn lend(&'a self) -> super::B28<'a> {
+            B28::as_view(self)
         }
     }
 
@@ -7084,7 +7664,7 @@ pub mod owned {
     }
 
     impl B29 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B29<'_> {
             super::B29 {
                 i29: self.i29,
@@ -7094,6 +7674,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B29<'_> {
+        type Owned = B29;
+        fn to_owned_value(&self) -> B29 {
+            super::B29::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B29 {
+        type View<'a> = super::B29<'a>;
+        fn as_view(&self) -> super::B29<'_> {
+            B29::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B29<'a>> for B29 {
+        fn lend(&'a self) -> super::B29<'a> {
+            B29::as_view(self)
         }
     }
 
@@ -7185,7 +7785,7 @@ pub mod owned {
     }
 
     impl B30 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B30<'_> {
             super::B30 {
                 i30: self.i30,
@@ -7195,6 +7795,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B30<'_> {
+        type Owned = B30;
+        fn to_owned_value(&self) -> B30 {
+            super::B30::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B30 {
+        type View<'a> = super::B30<'a>;
+        fn as_view(&self) -> super::B30<'_> {
+            B30::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B30<'a>> for B30 {
+        fn lend(&'a self) -> super::B30<'a> {
+            B30::as_view(self)
         }
     }
 
@@ -7286,7 +7906,7 @@ pub mod owned {
     }
 
     impl B31 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B31<'_> {
             super::B31 {
                 i31: self.i31,
@@ -7296,6 +7916,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B31<'_> {
+        type Owned = B31;
+        fn to_owned_value(&self) -> B31 {
+            super::B31::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B31 {
+        type View<'a> = super::B31<'a>;
+        fn as_view(&self) -> super::B31<'_> {
+            B31::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B31<'a>> for B31 {
+        fn lend(&'a self) -> super::B31<'a> {
+            B31::as_view(self)
         }
     }
 
@@ -7387,7 +8027,7 @@ pub mod owned {
     }
 
     impl B32 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B32<'_> {
             super::B32 {
                 i32: self.i32,
@@ -7397,6 +8037,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B32<'_> {
+        type Owned = B32;
+        fn to_owned_value(&self) -> B32 {
+            super::B32::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B32 {
+        type View<'a> = super::B32<'a>;
+        fn as_view(&self) -> super::B32<'_> {
+            B32::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B32<'a>> for B32 {
+        fn lend(&'a self) -> super::B32<'a> {
+            B32::as_view(self)
         }
     }
 
@@ -7488,7 +8148,7 @@ pub mod owned {
     }
 
     impl B33 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B33<'_> {
             super::B33 {
                 i33: self.i33,
@@ -7498,6 +8158,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B33<'_> {
+        type Owned = B33;
+        fn to_owned_value(&self) -> B33 {
+            super::B33::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B33 {
+        type View<'a> = super::B33<'a>;
+        fn as_view(&self) -> super::B33<'_> {
+            B33::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B33<'a>> for B33 {
+        fn lend(&'a self) -> super::B33<'a> {
+            B33::as_view(self)
         }
     }
 
@@ -7589,7 +8269,7 @@ pub mod owned {
     }
 
     impl B34 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B34<'_> {
             super::B34 {
                 i34: self.i34,
@@ -7599,6 +8279,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B34<'_> {
+        type Owned = B34;
+        fn to_owned_value(&self) -> B34 {
+            super::B34::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B34 {
+        type View<'a> = super::B34<'a>;
+        fn as_view(&self) -> super::B34<'_> {
+            B34::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B34<'a>> for B34 {
+        fn lend(&'a self) -> super::B34<'a> {
+            B34::as_view(self)
         }
     }
 
@@ -7690,7 +8390,7 @@ pub mod owned {
     }
 
     impl B35 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B35<'_> {
             super::B35 {
                 i35: self.i35,
@@ -7700,6 +8400,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B35<'_> {
+        type Owned = B35;
+        fn to_owned_value(&self) -> B35 {
+            super::B35::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B35 {
+        type View<'a> = super::B35<'a>;
+        fn as_view(&self) -> super::B35<'_> {
+            B35::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B35<'a>> for B35 {
+        fn lend(&'a self) -> super::B35<'a> {
+            B35::as_view(self)
         }
     }
 
@@ -7791,7 +8511,7 @@ pub mod owned {
     }
 
     impl B36 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B36<'_> {
             super::B36 {
                 i36: self.i36,
@@ -7801,6 +8521,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B36<'_> {
+        type Owned = B36;
+        fn to_owned_value(&self) -> B36 {
+            super::B36::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B36 {
+        type View<'a> = super::B36<'a>;
+        fn as_view(&self) -> super::B36<'_> {
+            B36::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B36<'a>> for B36 {
+        fn lend(&'a self) -> super::B36<'a> {
+            B36::as_view(self)
         }
     }
 
@@ -7892,7 +8632,7 @@ pub mod owned {
     }
 
     impl B37 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B37<'_> {
             super::B37 {
                 i37: self.i37,
@@ -7902,6 +8642,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B37<'_> {
+        type Owned = B37;
+        fn to_owned_value(&self) -> B37 {
+            super::B37::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B37 {
+        type View<'a> = super::B37<'a>;
+        fn as_view(&self) -> super::B37<'_> {
+            B37::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B37<'a>> for B37 {
+        fn lend(&'a self) -> super::B37<'a> {
+            B37::as_view(self)
         }
     }
 
@@ -7993,7 +8753,7 @@ pub mod owned {
     }
 
     impl B38 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B38<'_> {
             super::B38 {
                 i38: self.i38,
@@ -8003,6 +8763,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B38<'_> {
+        type Owned = B38;
+        fn to_owned_value(&self) -> B38 {
+            super::B38::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B38 {
+        type View<'a> = super::B38<'a>;
+        fn as_view(&self) -> super::B38<'_> {
+            B38::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B38<'a>> for B38 {
+        fn lend(&'a self) -> super::B38<'a> {
+            B38::as_view(self)
         }
     }
 
@@ -8094,7 +8874,7 @@ pub mod owned {
     }
 
     impl B39 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B39<'_> {
             super::B39 {
                 i39: self.i39,
@@ -8104,6 +8884,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B39<'_> {
+        type Owned = B39;
+        fn to_owned_value(&self) -> B39 {
+            super::B39::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B39 {
+        type View<'a> = super::B39<'a>;
+        fn as_view(&self) -> super::B39<'_> {
+            B39::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B39<'a>> for B39 {
+        fn lend(&'a self) -> super::B39<'a> {
+            B39::as_view(self)
         }
     }
 
@@ -8195,7 +8995,7 @@ pub mod owned {
     }
 
     impl B40 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B40<'_> {
             super::B40 {
                 i40: self.i40,
@@ -8205,6 +9005,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B40<'_> {
+        type Owned = B40;
+        fn to_owned_value(&self) -> B40 {
+            super::B40::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B40 {
+        type View<'a> = super::B40<'a>;
+        fn as_view(&self) -> super::B40<'_> {
+            B40::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B40<'a>> for B40 {
+        fn lend(&'a self) -> super::B40<'a> {
+            B40::as_view(self)
         }
     }
 
@@ -8296,7 +9116,7 @@ pub mod owned {
     }
 
     impl B41 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B41<'_> {
             super::B41 {
                 i41: self.i41,
@@ -8306,6 +9126,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B41<'_> {
+        type Owned = B41;
+        fn to_owned_value(&self) -> B41 {
+            super::B41::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B41 {
+        type View<'a> = super::B41<'a>;
+        fn as_view(&self) -> super::B41<'_> {
+            B41::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B41<'a>> for B41 {
+        fn lend(&'a self) -> super::B41<'a> {
+            B41::as_view(self)
         }
     }
 
@@ -8397,7 +9237,7 @@ pub mod owned {
     }
 
     impl B42 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B42<'_> {
             super::B42 {
                 i42: self.i42,
@@ -8407,6 +9247,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B42<'_> {
+        type Owned = B42;
+        fn to_owned_value(&self) -> B42 {
+            super::B42::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B42 {
+        type View<'a> = super::B42<'a>;
+        fn as_view(&self) -> super::B42<'_> {
+            B42::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B42<'a>> for B42 {
+        fn lend(&'a self) -> super::B42<'a> {
+            B42::as_view(self)
         }
     }
 
@@ -8498,7 +9358,7 @@ pub mod owned {
     }
 
     impl B43 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B43<'_> {
             super::B43 {
                 i43: self.i43,
@@ -8508,6 +9368,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B43<'_> {
+        type Owned = B43;
+        fn to_owned_value(&self) -> B43 {
+            super::B43::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B43 {
+        type View<'a> = super::B43<'a>;
+        fn as_view(&self) -> super::B43<'_> {
+            B43::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B43<'a>> for B43 {
+        fn lend(&'a self) -> super::B43<'a> {
+            B43::as_view(self)
         }
     }
 
@@ -8599,7 +9479,7 @@ pub mod owned {
     }
 
     impl B44 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B44<'_> {
             super::B44 {
                 i44: self.i44,
@@ -8609,6 +9489,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B44<'_> {
+        type Owned = B44;
+        fn to_owned_value(&self) -> B44 {
+            super::B44::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B44 {
+        type View<'a> = super::B44<'a>;
+        fn as_view(&self) -> super::B44<'_> {
+            B44::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B44<'a>> for B44 {
+        fn lend(&'a self) -> super::B44<'a> {
+            B44::as_view(self)
         }
     }
 
@@ -8700,7 +9600,7 @@ pub mod owned {
     }
 
     impl B45 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B45<'_> {
             super::B45 {
                 i45: self.i45,
@@ -8710,6 +9610,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B45<'_> {
+        type Owned = B45;
+        fn to_owned_value(&self) -> B45 {
+            super::B45::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B45 {
+        type View<'a> = super::B45<'a>;
+        fn as_view(&self) -> super::B45<'_> {
+            B45::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B45<'a>> for B45 {
+        fn lend(&'a self) -> super::B45<'a> {
+            B45::as_view(self)
         }
     }
 
@@ -8801,7 +9721,7 @@ pub mod owned {
     }
 
     impl B46 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B46<'_> {
             super::B46 {
                 i46: self.i46,
@@ -8811,6 +9731,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B46<'_> {
+        type Owned = B46;
+        fn to_owned_value(&self) -> B46 {
+            super::B46::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B46 {
+        type View<'a> = super::B46<'a>;
+        fn as_view(&self) -> super::B46<'_> {
+            B46::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B46<'a>> for B46 {
+        fn lend(&'a self) -> super::B46<'a> {
+            B46::as_view(self)
         }
     }
 
@@ -8902,7 +9842,7 @@ pub mod owned {
     }
 
     impl B47 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B47<'_> {
             super::B47 {
                 i47: self.i47,
@@ -8912,6 +9852,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B47<'_> {
+        type Owned = B47;
+        fn to_owned_value(&self) -> B47 {
+            super::B47::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B47 {
+        type View<'a> = super::B47<'a>;
+        fn as_view(&self) -> super::B47<'_> {
+            B47::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B47<'a>> for B47 {
+        fn lend(&'a self) -> super::B47<'a> {
+            B47::as_view(self)
         }
     }
 
@@ -9003,7 +9963,7 @@ pub mod owned {
     }
 
     impl B48 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B48<'_> {
             super::B48 {
                 i48: self.i48,
@@ -9013,6 +9973,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B48<'_> {
+        type Owned = B48;
+        fn to_owned_value(&self) -> B48 {
+            super::B48::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B48 {
+        type View<'a> = super::B48<'a>;
+        fn as_view(&self) -> super::B48<'_> {
+            B48::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B48<'a>> for B48 {
+        fn lend(&'a self) -> super::B48<'a> {
+            B48::as_view(self)
         }
     }
 
@@ -9104,7 +10084,7 @@ pub mod owned {
     }
 
     impl B49 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B49<'_> {
             super::B49 {
                 i49: self.i49,
@@ -9114,6 +10094,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B49<'_> {
+        type Owned = B49;
+        fn to_owned_value(&self) -> B49 {
+            super::B49::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B49 {
+        type View<'a> = super::B49<'a>;
+        fn as_view(&self) -> super::B49<'_> {
+            B49::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B49<'a>> for B49 {
+        fn lend(&'a self) -> super::B49<'a> {
+            B49::as_view(self)
         }
     }
 
@@ -9205,7 +10205,7 @@ pub mod owned {
     }
 
     impl B50 {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::B50<'_> {
             super::B50 {
                 i50: self.i50,
@@ -9215,6 +10215,26 @@ pub mod owned {
                 g: self.g,
                 b: self.b,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::B50<'_> {
+        type Owned = B50;
+        fn to_owned_value(&self) -> B50 {
+            super::B50::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for B50 {
+        type View<'a> = super::B50<'a>;
+        fn as_view(&self) -> super::B50<'_> {
+            B50::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::B50<'a>> for B50 {
+        fn lend(&'a self) -> super::B50<'a> {
+            B50::as_view(self)
         }
     }
 }

@@ -6138,10 +6138,10 @@ pub mod union_perf_v {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Option A: put the whole thing in a union.
@@ -6512,7 +6512,7 @@ pub mod owned {
     }
 
     impl UnionPerfV {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::UnionPerfV<'_> {
             match self {
                 Self::C1(v) => super::UnionPerfV::C1(v.as_view()),
@@ -6566,6 +6566,26 @@ pub mod owned {
                 Self::C49(v) => super::UnionPerfV::C49(v.as_view()),
                 Self::C50(v) => super::UnionPerfV::C50(v.as_view()),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::UnionPerfV<'_> {
+        type Owned = UnionPerfV;
+        fn to_owned_value(&self) -> UnionPerfV {
+            super::UnionPerfV::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for UnionPerfV {
+        type View<'a> = super::UnionPerfV<'a>;
+        fn as_view(&self) -> super::UnionPerfV<'_> {
+            UnionPerfV::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::UnionPerfV<'a>> for UnionPerfV {
+        fn lend(&'a self) -> super::UnionPerfV<'a> {
+            UnionPerfV::as_view(self)
         }
     }
 
@@ -6642,13 +6662,33 @@ pub mod owned {
     }
 
     impl UnionPerfC {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::UnionPerfC<'_> {
             super::UnionPerfC {
                 container_opcode: self.container_opcode,
                 protocol_version: self.protocol_version,
                 v: self.v.as_view(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::UnionPerfC<'_> {
+        type Owned = UnionPerfC;
+        fn to_owned_value(&self) -> UnionPerfC {
+            super::UnionPerfC::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for UnionPerfC {
+        type View<'a> = super::UnionPerfC<'a>;
+        fn as_view(&self) -> super::UnionPerfC<'_> {
+            UnionPerfC::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::UnionPerfC<'a>> for UnionPerfC {
+        fn lend(&'a self) -> super::UnionPerfC<'a> {
+            UnionPerfC::as_view(self)
         }
     }
 
@@ -6773,7 +6813,7 @@ pub mod owned {
         }
 
         impl C1 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C1<'_> {
                 super::super::union_perf_v::C1 {
                     i1: self.i1,
@@ -6783,6 +6823,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C1<'_> {
+            type Owned = C1;
+            fn to_owned_value(&self) -> C1 {
+                super::super::union_perf_v::C1::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C1 {
+            type View<'a> = super::super::union_perf_v::C1<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C1<'_> {
+                C1::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C1<'a>> for C1 {
+            fn lend(&'a self) -> super::super::union_perf_v::C1<'a> {
+                C1::as_view(self)
             }
         }
 
@@ -6904,7 +6964,7 @@ pub mod owned {
         }
 
         impl C2 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C2<'_> {
                 super::super::union_perf_v::C2 {
                     i2: self.i2,
@@ -6914,6 +6974,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C2<'_> {
+            type Owned = C2;
+            fn to_owned_value(&self) -> C2 {
+                super::super::union_perf_v::C2::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C2 {
+            type View<'a> = super::super::union_perf_v::C2<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C2<'_> {
+                C2::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C2<'a>> for C2 {
+            fn lend(&'a self) -> super::super::union_perf_v::C2<'a> {
+                C2::as_view(self)
             }
         }
 
@@ -7035,7 +7115,7 @@ pub mod owned {
         }
 
         impl C3 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C3<'_> {
                 super::super::union_perf_v::C3 {
                     i3: self.i3,
@@ -7045,6 +7125,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C3<'_> {
+            type Owned = C3;
+            fn to_owned_value(&self) -> C3 {
+                super::super::union_perf_v::C3::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C3 {
+            type View<'a> = super::super::union_perf_v::C3<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C3<'_> {
+                C3::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C3<'a>> for C3 {
+            fn lend(&'a self) -> super::super::union_perf_v::C3<'a> {
+                C3::as_view(self)
             }
         }
 
@@ -7166,7 +7266,7 @@ pub mod owned {
         }
 
         impl C4 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C4<'_> {
                 super::super::union_perf_v::C4 {
                     i4: self.i4,
@@ -7176,6 +7276,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C4<'_> {
+            type Owned = C4;
+            fn to_owned_value(&self) -> C4 {
+                super::super::union_perf_v::C4::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C4 {
+            type View<'a> = super::super::union_perf_v::C4<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C4<'_> {
+                C4::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C4<'a>> for C4 {
+            fn lend(&'a self) -> super::super::union_perf_v::C4<'a> {
+                C4::as_view(self)
             }
         }
 
@@ -7297,7 +7417,7 @@ pub mod owned {
         }
 
         impl C5 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C5<'_> {
                 super::super::union_perf_v::C5 {
                     i5: self.i5,
@@ -7307,6 +7427,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C5<'_> {
+            type Owned = C5;
+            fn to_owned_value(&self) -> C5 {
+                super::super::union_perf_v::C5::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C5 {
+            type View<'a> = super::super::union_perf_v::C5<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C5<'_> {
+                C5::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C5<'a>> for C5 {
+            fn lend(&'a self) -> super::super::union_perf_v::C5<'a> {
+                C5::as_view(self)
             }
         }
 
@@ -7428,7 +7568,7 @@ pub mod owned {
         }
 
         impl C6 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C6<'_> {
                 super::super::union_perf_v::C6 {
                     i6: self.i6,
@@ -7438,6 +7578,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C6<'_> {
+            type Owned = C6;
+            fn to_owned_value(&self) -> C6 {
+                super::super::union_perf_v::C6::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C6 {
+            type View<'a> = super::super::union_perf_v::C6<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C6<'_> {
+                C6::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C6<'a>> for C6 {
+            fn lend(&'a self) -> super::super::union_perf_v::C6<'a> {
+                C6::as_view(self)
             }
         }
 
@@ -7559,7 +7719,7 @@ pub mod owned {
         }
 
         impl C7 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C7<'_> {
                 super::super::union_perf_v::C7 {
                     i7: self.i7,
@@ -7569,6 +7729,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C7<'_> {
+            type Owned = C7;
+            fn to_owned_value(&self) -> C7 {
+                super::super::union_perf_v::C7::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C7 {
+            type View<'a> = super::super::union_perf_v::C7<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C7<'_> {
+                C7::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C7<'a>> for C7 {
+            fn lend(&'a self) -> super::super::union_perf_v::C7<'a> {
+                C7::as_view(self)
             }
         }
 
@@ -7690,7 +7870,7 @@ pub mod owned {
         }
 
         impl C8 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C8<'_> {
                 super::super::union_perf_v::C8 {
                     i8: self.i8,
@@ -7700,6 +7880,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C8<'_> {
+            type Owned = C8;
+            fn to_owned_value(&self) -> C8 {
+                super::super::union_perf_v::C8::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C8 {
+            type View<'a> = super::super::union_perf_v::C8<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C8<'_> {
+                C8::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C8<'a>> for C8 {
+            fn lend(&'a self) -> super::super::union_perf_v::C8<'a> {
+                C8::as_view(self)
             }
         }
 
@@ -7821,7 +8021,7 @@ pub mod owned {
         }
 
         impl C9 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C9<'_> {
                 super::super::union_perf_v::C9 {
                     i9: self.i9,
@@ -7831,6 +8031,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C9<'_> {
+            type Owned = C9;
+            fn to_owned_value(&self) -> C9 {
+                super::super::union_perf_v::C9::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C9 {
+            type View<'a> = super::super::union_perf_v::C9<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C9<'_> {
+                C9::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C9<'a>> for C9 {
+            fn lend(&'a self) -> super::super::union_perf_v::C9<'a> {
+                C9::as_view(self)
             }
         }
 
@@ -7952,7 +8172,7 @@ pub mod owned {
         }
 
         impl C10 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C10<'_> {
                 super::super::union_perf_v::C10 {
                     i10: self.i10,
@@ -7962,6 +8182,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C10<'_> {
+            type Owned = C10;
+            fn to_owned_value(&self) -> C10 {
+                super::super::union_perf_v::C10::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C10 {
+            type View<'a> = super::super::union_perf_v::C10<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C10<'_> {
+                C10::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C10<'a>> for C10 {
+            fn lend(&'a self) -> super::super::union_perf_v::C10<'a> {
+                C10::as_view(self)
             }
         }
 
@@ -8083,7 +8323,7 @@ pub mod owned {
         }
 
         impl C11 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C11<'_> {
                 super::super::union_perf_v::C11 {
                     i11: self.i11,
@@ -8093,6 +8333,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C11<'_> {
+            type Owned = C11;
+            fn to_owned_value(&self) -> C11 {
+                super::super::union_perf_v::C11::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C11 {
+            type View<'a> = super::super::union_perf_v::C11<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C11<'_> {
+                C11::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C11<'a>> for C11 {
+            fn lend(&'a self) -> super::super::union_perf_v::C11<'a> {
+                C11::as_view(self)
             }
         }
 
@@ -8214,7 +8474,7 @@ pub mod owned {
         }
 
         impl C12 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C12<'_> {
                 super::super::union_perf_v::C12 {
                     i12: self.i12,
@@ -8224,6 +8484,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C12<'_> {
+            type Owned = C12;
+            fn to_owned_value(&self) -> C12 {
+                super::super::union_perf_v::C12::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C12 {
+            type View<'a> = super::super::union_perf_v::C12<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C12<'_> {
+                C12::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C12<'a>> for C12 {
+            fn lend(&'a self) -> super::super::union_perf_v::C12<'a> {
+                C12::as_view(self)
             }
         }
 
@@ -8345,7 +8625,7 @@ pub mod owned {
         }
 
         impl C13 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C13<'_> {
                 super::super::union_perf_v::C13 {
                     i13: self.i13,
@@ -8355,6 +8635,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C13<'_> {
+            type Owned = C13;
+            fn to_owned_value(&self) -> C13 {
+                super::super::union_perf_v::C13::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C13 {
+            type View<'a> = super::super::union_perf_v::C13<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C13<'_> {
+                C13::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C13<'a>> for C13 {
+            fn lend(&'a self) -> super::super::union_perf_v::C13<'a> {
+                C13::as_view(self)
             }
         }
 
@@ -8476,7 +8776,7 @@ pub mod owned {
         }
 
         impl C14 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C14<'_> {
                 super::super::union_perf_v::C14 {
                     i14: self.i14,
@@ -8486,6 +8786,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C14<'_> {
+            type Owned = C14;
+            fn to_owned_value(&self) -> C14 {
+                super::super::union_perf_v::C14::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C14 {
+            type View<'a> = super::super::union_perf_v::C14<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C14<'_> {
+                C14::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C14<'a>> for C14 {
+            fn lend(&'a self) -> super::super::union_perf_v::C14<'a> {
+                C14::as_view(self)
             }
         }
 
@@ -8607,7 +8927,7 @@ pub mod owned {
         }
 
         impl C15 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C15<'_> {
                 super::super::union_perf_v::C15 {
                     i15: self.i15,
@@ -8617,6 +8937,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C15<'_> {
+            type Owned = C15;
+            fn to_owned_value(&self) -> C15 {
+                super::super::union_perf_v::C15::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C15 {
+            type View<'a> = super::super::union_perf_v::C15<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C15<'_> {
+                C15::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C15<'a>> for C15 {
+            fn lend(&'a self) -> super::super::union_perf_v::C15<'a> {
+                C15::as_view(self)
             }
         }
 
@@ -8738,7 +9078,7 @@ pub mod owned {
         }
 
         impl C16 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C16<'_> {
                 super::super::union_perf_v::C16 {
                     i16: self.i16,
@@ -8748,6 +9088,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C16<'_> {
+            type Owned = C16;
+            fn to_owned_value(&self) -> C16 {
+                super::super::union_perf_v::C16::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C16 {
+            type View<'a> = super::super::union_perf_v::C16<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C16<'_> {
+                C16::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C16<'a>> for C16 {
+            fn lend(&'a self) -> super::super::union_perf_v::C16<'a> {
+                C16::as_view(self)
             }
         }
 
@@ -8869,7 +9229,7 @@ pub mod owned {
         }
 
         impl C17 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C17<'_> {
                 super::super::union_perf_v::C17 {
                     i17: self.i17,
@@ -8879,6 +9239,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C17<'_> {
+            type Owned = C17;
+            fn to_owned_value(&self) -> C17 {
+                super::super::union_perf_v::C17::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C17 {
+            type View<'a> = super::super::union_perf_v::C17<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C17<'_> {
+                C17::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C17<'a>> for C17 {
+            fn lend(&'a self) -> super::super::union_perf_v::C17<'a> {
+                C17::as_view(self)
             }
         }
 
@@ -9000,7 +9380,7 @@ pub mod owned {
         }
 
         impl C18 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C18<'_> {
                 super::super::union_perf_v::C18 {
                     i18: self.i18,
@@ -9010,6 +9390,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C18<'_> {
+            type Owned = C18;
+            fn to_owned_value(&self) -> C18 {
+                super::super::union_perf_v::C18::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C18 {
+            type View<'a> = super::super::union_perf_v::C18<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C18<'_> {
+                C18::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C18<'a>> for C18 {
+            fn lend(&'a self) -> super::super::union_perf_v::C18<'a> {
+                C18::as_view(self)
             }
         }
 
@@ -9131,7 +9531,7 @@ pub mod owned {
         }
 
         impl C19 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C19<'_> {
                 super::super::union_perf_v::C19 {
                     i19: self.i19,
@@ -9141,6 +9541,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C19<'_> {
+            type Owned = C19;
+            fn to_owned_value(&self) -> C19 {
+                super::super::union_perf_v::C19::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C19 {
+            type View<'a> = super::super::union_perf_v::C19<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C19<'_> {
+                C19::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C19<'a>> for C19 {
+            fn lend(&'a self) -> super::super::union_perf_v::C19<'a> {
+                C19::as_view(self)
             }
         }
 
@@ -9262,7 +9682,7 @@ pub mod owned {
         }
 
         impl C20 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C20<'_> {
                 super::super::union_perf_v::C20 {
                     i20: self.i20,
@@ -9272,6 +9692,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C20<'_> {
+            type Owned = C20;
+            fn to_owned_value(&self) -> C20 {
+                super::super::union_perf_v::C20::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C20 {
+            type View<'a> = super::super::union_perf_v::C20<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C20<'_> {
+                C20::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C20<'a>> for C20 {
+            fn lend(&'a self) -> super::super::union_perf_v::C20<'a> {
+                C20::as_view(self)
             }
         }
 
@@ -9393,7 +9833,7 @@ pub mod owned {
         }
 
         impl C21 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C21<'_> {
                 super::super::union_perf_v::C21 {
                     i21: self.i21,
@@ -9403,6 +9843,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C21<'_> {
+            type Owned = C21;
+            fn to_owned_value(&self) -> C21 {
+                super::super::union_perf_v::C21::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C21 {
+            type View<'a> = super::super::union_perf_v::C21<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C21<'_> {
+                C21::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C21<'a>> for C21 {
+            fn lend(&'a self) -> super::super::union_perf_v::C21<'a> {
+                C21::as_view(self)
             }
         }
 
@@ -9524,7 +9984,7 @@ pub mod owned {
         }
 
         impl C22 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C22<'_> {
                 super::super::union_perf_v::C22 {
                     i22: self.i22,
@@ -9534,6 +9994,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C22<'_> {
+            type Owned = C22;
+            fn to_owned_value(&self) -> C22 {
+                super::super::union_perf_v::C22::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C22 {
+            type View<'a> = super::super::union_perf_v::C22<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C22<'_> {
+                C22::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C22<'a>> for C22 {
+            fn lend(&'a self) -> super::super::union_perf_v::C22<'a> {
+                C22::as_view(self)
             }
         }
 
@@ -9655,7 +10135,7 @@ pub mod owned {
         }
 
         impl C23 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C23<'_> {
                 super::super::union_perf_v::C23 {
                     i23: self.i23,
@@ -9665,6 +10145,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C23<'_> {
+            type Owned = C23;
+            fn to_owned_value(&self) -> C23 {
+                super::super::union_perf_v::C23::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C23 {
+            type View<'a> = super::super::union_perf_v::C23<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C23<'_> {
+                C23::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C23<'a>> for C23 {
+            fn lend(&'a self) -> super::super::union_perf_v::C23<'a> {
+                C23::as_view(self)
             }
         }
 
@@ -9786,7 +10286,7 @@ pub mod owned {
         }
 
         impl C24 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C24<'_> {
                 super::super::union_perf_v::C24 {
                     i24: self.i24,
@@ -9796,6 +10296,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C24<'_> {
+            type Owned = C24;
+            fn to_owned_value(&self) -> C24 {
+                super::super::union_perf_v::C24::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C24 {
+            type View<'a> = super::super::union_perf_v::C24<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C24<'_> {
+                C24::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C24<'a>> for C24 {
+            fn lend(&'a self) -> super::super::union_perf_v::C24<'a> {
+                C24::as_view(self)
             }
         }
 
@@ -9917,7 +10437,7 @@ pub mod owned {
         }
 
         impl C25 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C25<'_> {
                 super::super::union_perf_v::C25 {
                     i25: self.i25,
@@ -9927,6 +10447,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C25<'_> {
+            type Owned = C25;
+            fn to_owned_value(&self) -> C25 {
+                super::super::union_perf_v::C25::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C25 {
+            type View<'a> = super::super::union_perf_v::C25<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C25<'_> {
+                C25::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C25<'a>> for C25 {
+            fn lend(&'a self) -> super::super::union_perf_v::C25<'a> {
+                C25::as_view(self)
             }
         }
 
@@ -10048,7 +10588,7 @@ pub mod owned {
         }
 
         impl C26 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C26<'_> {
                 super::super::union_perf_v::C26 {
                     i26: self.i26,
@@ -10058,6 +10598,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C26<'_> {
+            type Owned = C26;
+            fn to_owned_value(&self) -> C26 {
+                super::super::union_perf_v::C26::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C26 {
+            type View<'a> = super::super::union_perf_v::C26<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C26<'_> {
+                C26::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C26<'a>> for C26 {
+            fn lend(&'a self) -> super::super::union_perf_v::C26<'a> {
+                C26::as_view(self)
             }
         }
 
@@ -10179,7 +10739,7 @@ pub mod owned {
         }
 
         impl C27 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C27<'_> {
                 super::super::union_perf_v::C27 {
                     i27: self.i27,
@@ -10189,6 +10749,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C27<'_> {
+            type Owned = C27;
+            fn to_owned_value(&self) -> C27 {
+                super::super::union_perf_v::C27::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C27 {
+            type View<'a> = super::super::union_perf_v::C27<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C27<'_> {
+                C27::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C27<'a>> for C27 {
+            fn lend(&'a self) -> super::super::union_perf_v::C27<'a> {
+                C27::as_view(self)
             }
         }
 
@@ -10310,7 +10890,7 @@ pub mod owned {
         }
 
         impl C28 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C28<'_> {
                 super::super::union_perf_v::C28 {
                     i28: self.i28,
@@ -10320,6 +10900,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C28<'_> {
+            type Owned = C28;
+            fn to_owned_value(&self) -> C28 {
+                super::super::union_perf_v::C28::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C28 {
+            type View<'a> = super::super::union_perf_v::C28<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C28<'_> {
+                C28::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C28<'a>> for C28 {
+            fn lend(&'a self) -> super::super::union_perf_v::C28<'a> {
+                C28::as_view(self)
             }
         }
 
@@ -10441,7 +11041,7 @@ pub mod owned {
         }
 
         impl C29 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C29<'_> {
                 super::super::union_perf_v::C29 {
                     i29: self.i29,
@@ -10451,6 +11051,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C29<'_> {
+            type Owned = C29;
+            fn to_owned_value(&self) -> C29 {
+                super::super::union_perf_v::C29::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C29 {
+            type View<'a> = super::super::union_perf_v::C29<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C29<'_> {
+                C29::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C29<'a>> for C29 {
+            fn lend(&'a self) -> super::super::union_perf_v::C29<'a> {
+                C29::as_view(self)
             }
         }
 
@@ -10572,7 +11192,7 @@ pub mod owned {
         }
 
         impl C30 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C30<'_> {
                 super::super::union_perf_v::C30 {
                     i30: self.i30,
@@ -10582,6 +11202,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C30<'_> {
+            type Owned = C30;
+            fn to_owned_value(&self) -> C30 {
+                super::super::union_perf_v::C30::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C30 {
+            type View<'a> = super::super::union_perf_v::C30<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C30<'_> {
+                C30::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C30<'a>> for C30 {
+            fn lend(&'a self) -> super::super::union_perf_v::C30<'a> {
+                C30::as_view(self)
             }
         }
 
@@ -10703,7 +11343,7 @@ pub mod owned {
         }
 
         impl C31 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C31<'_> {
                 super::super::union_perf_v::C31 {
                     i31: self.i31,
@@ -10713,6 +11353,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C31<'_> {
+            type Owned = C31;
+            fn to_owned_value(&self) -> C31 {
+                super::super::union_perf_v::C31::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C31 {
+            type View<'a> = super::super::union_perf_v::C31<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C31<'_> {
+                C31::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C31<'a>> for C31 {
+            fn lend(&'a self) -> super::super::union_perf_v::C31<'a> {
+                C31::as_view(self)
             }
         }
 
@@ -10834,7 +11494,7 @@ pub mod owned {
         }
 
         impl C32 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C32<'_> {
                 super::super::union_perf_v::C32 {
                     i32: self.i32,
@@ -10844,6 +11504,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C32<'_> {
+            type Owned = C32;
+            fn to_owned_value(&self) -> C32 {
+                super::super::union_perf_v::C32::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C32 {
+            type View<'a> = super::super::union_perf_v::C32<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C32<'_> {
+                C32::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C32<'a>> for C32 {
+            fn lend(&'a self) -> super::super::union_perf_v::C32<'a> {
+                C32::as_view(self)
             }
         }
 
@@ -10965,7 +11645,7 @@ pub mod owned {
         }
 
         impl C33 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C33<'_> {
                 super::super::union_perf_v::C33 {
                     i33: self.i33,
@@ -10975,6 +11655,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C33<'_> {
+            type Owned = C33;
+            fn to_owned_value(&self) -> C33 {
+                super::super::union_perf_v::C33::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C33 {
+            type View<'a> = super::super::union_perf_v::C33<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C33<'_> {
+                C33::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C33<'a>> for C33 {
+            fn lend(&'a self) -> super::super::union_perf_v::C33<'a> {
+                C33::as_view(self)
             }
         }
 
@@ -11096,7 +11796,7 @@ pub mod owned {
         }
 
         impl C34 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C34<'_> {
                 super::super::union_perf_v::C34 {
                     i34: self.i34,
@@ -11106,6 +11806,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C34<'_> {
+            type Owned = C34;
+            fn to_owned_value(&self) -> C34 {
+                super::super::union_perf_v::C34::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C34 {
+            type View<'a> = super::super::union_perf_v::C34<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C34<'_> {
+                C34::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C34<'a>> for C34 {
+            fn lend(&'a self) -> super::super::union_perf_v::C34<'a> {
+                C34::as_view(self)
             }
         }
 
@@ -11227,7 +11947,7 @@ pub mod owned {
         }
 
         impl C35 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C35<'_> {
                 super::super::union_perf_v::C35 {
                     i35: self.i35,
@@ -11237,6 +11957,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C35<'_> {
+            type Owned = C35;
+            fn to_owned_value(&self) -> C35 {
+                super::super::union_perf_v::C35::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C35 {
+            type View<'a> = super::super::union_perf_v::C35<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C35<'_> {
+                C35::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C35<'a>> for C35 {
+            fn lend(&'a self) -> super::super::union_perf_v::C35<'a> {
+                C35::as_view(self)
             }
         }
 
@@ -11358,7 +12098,7 @@ pub mod owned {
         }
 
         impl C36 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C36<'_> {
                 super::super::union_perf_v::C36 {
                     i36: self.i36,
@@ -11368,6 +12108,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C36<'_> {
+            type Owned = C36;
+            fn to_owned_value(&self) -> C36 {
+                super::super::union_perf_v::C36::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C36 {
+            type View<'a> = super::super::union_perf_v::C36<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C36<'_> {
+                C36::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C36<'a>> for C36 {
+            fn lend(&'a self) -> super::super::union_perf_v::C36<'a> {
+                C36::as_view(self)
             }
         }
 
@@ -11489,7 +12249,7 @@ pub mod owned {
         }
 
         impl C37 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C37<'_> {
                 super::super::union_perf_v::C37 {
                     i37: self.i37,
@@ -11499,6 +12259,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C37<'_> {
+            type Owned = C37;
+            fn to_owned_value(&self) -> C37 {
+                super::super::union_perf_v::C37::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C37 {
+            type View<'a> = super::super::union_perf_v::C37<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C37<'_> {
+                C37::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C37<'a>> for C37 {
+            fn lend(&'a self) -> super::super::union_perf_v::C37<'a> {
+                C37::as_view(self)
             }
         }
 
@@ -11620,7 +12400,7 @@ pub mod owned {
         }
 
         impl C38 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C38<'_> {
                 super::super::union_perf_v::C38 {
                     i38: self.i38,
@@ -11630,6 +12410,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C38<'_> {
+            type Owned = C38;
+            fn to_owned_value(&self) -> C38 {
+                super::super::union_perf_v::C38::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C38 {
+            type View<'a> = super::super::union_perf_v::C38<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C38<'_> {
+                C38::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C38<'a>> for C38 {
+            fn lend(&'a self) -> super::super::union_perf_v::C38<'a> {
+                C38::as_view(self)
             }
         }
 
@@ -11751,7 +12551,7 @@ pub mod owned {
         }
 
         impl C39 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C39<'_> {
                 super::super::union_perf_v::C39 {
                     i39: self.i39,
@@ -11761,6 +12561,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C39<'_> {
+            type Owned = C39;
+            fn to_owned_value(&self) -> C39 {
+                super::super::union_perf_v::C39::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C39 {
+            type View<'a> = super::super::union_perf_v::C39<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C39<'_> {
+                C39::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C39<'a>> for C39 {
+            fn lend(&'a self) -> super::super::union_perf_v::C39<'a> {
+                C39::as_view(self)
             }
         }
 
@@ -11882,7 +12702,7 @@ pub mod owned {
         }
 
         impl C40 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C40<'_> {
                 super::super::union_perf_v::C40 {
                     i40: self.i40,
@@ -11892,6 +12712,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C40<'_> {
+            type Owned = C40;
+            fn to_owned_value(&self) -> C40 {
+                super::super::union_perf_v::C40::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C40 {
+            type View<'a> = super::super::union_perf_v::C40<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C40<'_> {
+                C40::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C40<'a>> for C40 {
+            fn lend(&'a self) -> super::super::union_perf_v::C40<'a> {
+                C40::as_view(self)
             }
         }
 
@@ -12013,7 +12853,7 @@ pub mod owned {
         }
 
         impl C41 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C41<'_> {
                 super::super::union_perf_v::C41 {
                     i41: self.i41,
@@ -12023,6 +12863,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C41<'_> {
+            type Owned = C41;
+            fn to_owned_value(&self) -> C41 {
+                super::super::union_perf_v::C41::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C41 {
+            type View<'a> = super::super::union_perf_v::C41<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C41<'_> {
+                C41::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C41<'a>> for C41 {
+            fn lend(&'a self) -> super::super::union_perf_v::C41<'a> {
+                C41::as_view(self)
             }
         }
 
@@ -12144,7 +13004,7 @@ pub mod owned {
         }
 
         impl C42 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C42<'_> {
                 super::super::union_perf_v::C42 {
                     i42: self.i42,
@@ -12154,6 +13014,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C42<'_> {
+            type Owned = C42;
+            fn to_owned_value(&self) -> C42 {
+                super::super::union_perf_v::C42::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C42 {
+            type View<'a> = super::super::union_perf_v::C42<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C42<'_> {
+                C42::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C42<'a>> for C42 {
+            fn lend(&'a self) -> super::super::union_perf_v::C42<'a> {
+                C42::as_view(self)
             }
         }
 
@@ -12275,7 +13155,7 @@ pub mod owned {
         }
 
         impl C43 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C43<'_> {
                 super::super::union_perf_v::C43 {
                     i43: self.i43,
@@ -12285,6 +13165,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C43<'_> {
+            type Owned = C43;
+            fn to_owned_value(&self) -> C43 {
+                super::super::union_perf_v::C43::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C43 {
+            type View<'a> = super::super::union_perf_v::C43<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C43<'_> {
+                C43::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C43<'a>> for C43 {
+            fn lend(&'a self) -> super::super::union_perf_v::C43<'a> {
+                C43::as_view(self)
             }
         }
 
@@ -12406,7 +13306,7 @@ pub mod owned {
         }
 
         impl C44 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C44<'_> {
                 super::super::union_perf_v::C44 {
                     i44: self.i44,
@@ -12416,6 +13316,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C44<'_> {
+            type Owned = C44;
+            fn to_owned_value(&self) -> C44 {
+                super::super::union_perf_v::C44::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C44 {
+            type View<'a> = super::super::union_perf_v::C44<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C44<'_> {
+                C44::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C44<'a>> for C44 {
+            fn lend(&'a self) -> super::super::union_perf_v::C44<'a> {
+                C44::as_view(self)
             }
         }
 
@@ -12537,7 +13457,7 @@ pub mod owned {
         }
 
         impl C45 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C45<'_> {
                 super::super::union_perf_v::C45 {
                     i45: self.i45,
@@ -12547,6 +13467,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C45<'_> {
+            type Owned = C45;
+            fn to_owned_value(&self) -> C45 {
+                super::super::union_perf_v::C45::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C45 {
+            type View<'a> = super::super::union_perf_v::C45<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C45<'_> {
+                C45::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C45<'a>> for C45 {
+            fn lend(&'a self) -> super::super::union_perf_v::C45<'a> {
+                C45::as_view(self)
             }
         }
 
@@ -12668,7 +13608,7 @@ pub mod owned {
         }
 
         impl C46 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C46<'_> {
                 super::super::union_perf_v::C46 {
                     i46: self.i46,
@@ -12678,6 +13618,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C46<'_> {
+            type Owned = C46;
+            fn to_owned_value(&self) -> C46 {
+                super::super::union_perf_v::C46::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C46 {
+            type View<'a> = super::super::union_perf_v::C46<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C46<'_> {
+                C46::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C46<'a>> for C46 {
+            fn lend(&'a self) -> super::super::union_perf_v::C46<'a> {
+                C46::as_view(self)
             }
         }
 
@@ -12799,7 +13759,7 @@ pub mod owned {
         }
 
         impl C47 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C47<'_> {
                 super::super::union_perf_v::C47 {
                     i47: self.i47,
@@ -12809,6 +13769,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C47<'_> {
+            type Owned = C47;
+            fn to_owned_value(&self) -> C47 {
+                super::super::union_perf_v::C47::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C47 {
+            type View<'a> = super::super::union_perf_v::C47<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C47<'_> {
+                C47::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C47<'a>> for C47 {
+            fn lend(&'a self) -> super::super::union_perf_v::C47<'a> {
+                C47::as_view(self)
             }
         }
 
@@ -12930,7 +13910,7 @@ pub mod owned {
         }
 
         impl C48 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C48<'_> {
                 super::super::union_perf_v::C48 {
                     i48: self.i48,
@@ -12940,6 +13920,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C48<'_> {
+            type Owned = C48;
+            fn to_owned_value(&self) -> C48 {
+                super::super::union_perf_v::C48::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C48 {
+            type View<'a> = super::super::union_perf_v::C48<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C48<'_> {
+                C48::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C48<'a>> for C48 {
+            fn lend(&'a self) -> super::super::union_perf_v::C48<'a> {
+                C48::as_view(self)
             }
         }
 
@@ -13061,7 +14061,7 @@ pub mod owned {
         }
 
         impl C49 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C49<'_> {
                 super::super::union_perf_v::C49 {
                     i49: self.i49,
@@ -13071,6 +14071,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C49<'_> {
+            type Owned = C49;
+            fn to_owned_value(&self) -> C49 {
+                super::super::union_perf_v::C49::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C49 {
+            type View<'a> = super::super::union_perf_v::C49<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C49<'_> {
+                C49::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C49<'a>> for C49 {
+            fn lend(&'a self) -> super::super::union_perf_v::C49<'a> {
+                C49::as_view(self)
             }
         }
 
@@ -13192,7 +14212,7 @@ pub mod owned {
         }
 
         impl C50 {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::union_perf_v::C50<'_> {
                 super::super::union_perf_v::C50 {
                     i50: self.i50,
@@ -13202,6 +14222,26 @@ pub mod owned {
                     g: self.g,
                     b: self.b,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::union_perf_v::C50<'_> {
+            type Owned = C50;
+            fn to_owned_value(&self) -> C50 {
+                super::super::union_perf_v::C50::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for C50 {
+            type View<'a> = super::super::union_perf_v::C50<'a>;
+            fn as_view(&self) -> super::super::union_perf_v::C50<'_> {
+                C50::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::union_perf_v::C50<'a>> for C50 {
+            fn lend(&'a self) -> super::super::union_perf_v::C50<'a> {
+                C50::as_view(self)
             }
         }
     }

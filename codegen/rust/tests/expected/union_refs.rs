@@ -403,10 +403,10 @@ pub mod event {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// From `union_refs.bop`: `struct Metadata`.
@@ -477,12 +477,32 @@ pub mod owned {
     }
 
     impl Metadata {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Metadata<'_> {
             super::Metadata {
                 version: self.version.as_str(),
                 timestamp: self.timestamp,
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Metadata<'_> {
+        type Owned = Metadata;
+        fn to_owned_value(&self) -> Metadata {
+            super::Metadata::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Metadata {
+        type View<'a> = super::Metadata<'a>;
+        fn as_view(&self) -> super::Metadata<'_> {
+            Metadata::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Metadata<'a>> for Metadata {
+        fn lend(&'a self) -> super::Metadata<'a> {
+            Metadata::as_view(self)
         }
     }
 
@@ -561,11 +581,31 @@ pub mod owned {
     }
 
     impl Payload {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Payload<'_> {
             super::Payload {
                 data: self.data.as_deref(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Payload<'_> {
+        type Owned = Payload;
+        fn to_owned_value(&self) -> Payload {
+            super::Payload::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Payload {
+        type View<'a> = super::Payload<'a>;
+        fn as_view(&self) -> super::Payload<'_> {
+            Payload::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Payload<'a>> for Payload {
+        fn lend(&'a self) -> super::Payload<'a> {
+            Payload::as_view(self)
         }
     }
 
@@ -659,7 +699,7 @@ pub mod owned {
     }
 
     impl Event {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Event<'_> {
             match self {
                 Self::Created(v) => super::Event::Created(v.as_view()),
@@ -667,6 +707,26 @@ pub mod owned {
                 Self::Data(v) => super::Event::Data(v.as_view()),
                 Self::Deleted(v) => super::Event::Deleted(v.as_view()),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Event<'_> {
+        type Owned = Event;
+        fn to_owned_value(&self) -> Event {
+            super::Event::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Event {
+        type View<'a> = super::Event<'a>;
+        fn as_view(&self) -> super::Event<'_> {
+            Event::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Event<'a>> for Event {
+        fn lend(&'a self) -> super::Event<'a> {
+            Event::as_view(self)
         }
     }
 
@@ -736,11 +796,31 @@ pub mod owned {
         }
 
         impl Test {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::event::Test<'_> {
                 super::super::event::Test {
                     name: self.name.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::event::Test<'_> {
+            type Owned = Test;
+            fn to_owned_value(&self) -> Test {
+                super::super::event::Test::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Test {
+            type View<'a> = super::super::event::Test<'a>;
+            fn as_view(&self) -> super::super::event::Test<'_> {
+                Test::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::event::Test<'a>> for Test {
+            fn lend(&'a self) -> super::super::event::Test<'a> {
+                Test::as_view(self)
             }
         }
 
@@ -812,12 +892,32 @@ pub mod owned {
         }
 
         impl Created {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::event::Created<'_> {
                 super::super::event::Created {
                     id: self.id.as_str(),
                     time: self.time,
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::event::Created<'_> {
+            type Owned = Created;
+            fn to_owned_value(&self) -> Created {
+                super::super::event::Created::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Created {
+            type View<'a> = super::super::event::Created<'a>;
+            fn as_view(&self) -> super::super::event::Created<'_> {
+                Created::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::event::Created<'a>> for Created {
+            fn lend(&'a self) -> super::super::event::Created<'a> {
+                Created::as_view(self)
             }
         }
 
@@ -896,11 +996,31 @@ pub mod owned {
         }
 
         impl Deleted {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::event::Deleted<'_> {
                 super::super::event::Deleted {
                     id: self.id.as_deref(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::event::Deleted<'_> {
+            type Owned = Deleted;
+            fn to_owned_value(&self) -> Deleted {
+                super::super::event::Deleted::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Deleted {
+            type View<'a> = super::super::event::Deleted<'a>;
+            fn as_view(&self) -> super::super::event::Deleted<'_> {
+                Deleted::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::event::Deleted<'a>> for Deleted {
+            fn lend(&'a self) -> super::super::event::Deleted<'a> {
+                Deleted::as_view(self)
             }
         }
     }

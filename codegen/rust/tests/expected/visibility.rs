@@ -687,10 +687,10 @@ pub mod mutable_result {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `PublicStruct` holds no borrowed data, so its owned form is the view type itself.
@@ -709,6 +709,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_core::ToOwnedValue for PublicStruct {
+        type Owned = PublicStruct;
+        fn to_owned_value(&self) -> PublicStruct {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for PublicStruct {
+        type View<'a> = PublicStruct;
+        fn as_view(&self) -> PublicStruct {
+            *self
+        }
+    }
+
     /// `PrivateStruct` holds no borrowed data, so its owned form is the view type itself.
     pub type PrivateStruct = super::PrivateStruct;
     impl PrivateStruct {
@@ -722,6 +736,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for PrivateStruct {
+        type Owned = PrivateStruct;
+        fn to_owned_value(&self) -> PrivateStruct {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for PrivateStruct {
+        type View<'a> = PrivateStruct;
+        fn as_view(&self) -> PrivateStruct {
+            *self
         }
     }
 
@@ -800,11 +828,31 @@ pub mod owned {
     }
 
     impl PublicMessage {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::PublicMessage<'_> {
             super::PublicMessage {
                 name: self.name.as_deref(),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::PublicMessage<'_> {
+        type Owned = PublicMessage;
+        fn to_owned_value(&self) -> PublicMessage {
+            super::PublicMessage::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for PublicMessage {
+        type View<'a> = super::PublicMessage<'a>;
+        fn as_view(&self) -> super::PublicMessage<'_> {
+            PublicMessage::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::PublicMessage<'a>> for PublicMessage {
+        fn lend(&'a self) -> super::PublicMessage<'a> {
+            PublicMessage::as_view(self)
         }
     }
 
@@ -821,6 +869,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for PrivateMessage {
+        type Owned = PrivateMessage;
+        fn to_owned_value(&self) -> PrivateMessage {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for PrivateMessage {
+        type View<'a> = PrivateMessage;
+        fn as_view(&self) -> PrivateMessage {
+            *self
         }
     }
 
@@ -908,13 +970,33 @@ pub mod owned {
     }
 
     impl Result {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Result<'_> {
             match self {
                 Self::Success(v) => super::Result::Success(v.as_view()),
                 Self::Error(v) => super::Result::Error(v.as_view()),
                 Self::Warning(v) => super::Result::Warning(v.as_view()),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::Result<'_> {
+        type Owned = Result;
+        fn to_owned_value(&self) -> Result {
+            super::Result::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for Result {
+        type View<'a> = super::Result<'a>;
+        fn as_view(&self) -> super::Result<'_> {
+            Result::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::Result<'a>> for Result {
+        fn lend(&'a self) -> super::Result<'a> {
+            Result::as_view(self)
         }
     }
 
@@ -998,12 +1080,32 @@ pub mod owned {
     }
 
     impl MutableResult {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::MutableResult<'_> {
             match self {
                 Self::MutSuccess(v) => super::MutableResult::MutSuccess(v.as_view()),
                 Self::MutError(v) => super::MutableResult::MutError(*v),
             }
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for super::MutableResult<'_> {
+        type Owned = MutableResult;
+        fn to_owned_value(&self) -> MutableResult {
+            super::MutableResult::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_core::AsView for MutableResult {
+        type View<'a> = super::MutableResult<'a>;
+        fn as_view(&self) -> super::MutableResult<'_> {
+            MutableResult::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_core::Lend<'a, super::MutableResult<'a>> for MutableResult {
+        fn lend(&'a self) -> super::MutableResult<'a> {
+            MutableResult::as_view(self)
         }
     }
 
@@ -1073,11 +1175,31 @@ pub mod owned {
         }
 
         impl Success {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::result::Success<'_> {
                 super::super::result::Success {
                     value: self.value.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::result::Success<'_> {
+            type Owned = Success;
+            fn to_owned_value(&self) -> Success {
+                super::super::result::Success::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Success {
+            type View<'a> = super::super::result::Success<'a>;
+            fn as_view(&self) -> super::super::result::Success<'_> {
+                Success::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::result::Success<'a>> for Success {
+            fn lend(&'a self) -> super::super::result::Success<'a> {
+                Success::as_view(self)
             }
         }
 
@@ -1149,12 +1271,32 @@ pub mod owned {
         }
 
         impl Error {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::result::Error<'_> {
                 super::super::result::Error {
                     code: self.code,
                     details: self.details.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::result::Error<'_> {
+            type Owned = Error;
+            fn to_owned_value(&self) -> Error {
+                super::super::result::Error::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Error {
+            type View<'a> = super::super::result::Error<'a>;
+            fn as_view(&self) -> super::super::result::Error<'_> {
+                Error::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::result::Error<'a>> for Error {
+            fn lend(&'a self) -> super::super::result::Error<'a> {
+                Error::as_view(self)
             }
         }
 
@@ -1221,11 +1363,31 @@ pub mod owned {
         }
 
         impl Warning {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::result::Warning<'_> {
                 super::super::result::Warning {
                     msg: self.msg.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::result::Warning<'_> {
+            type Owned = Warning;
+            fn to_owned_value(&self) -> Warning {
+                super::super::result::Warning::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Warning {
+            type View<'a> = super::super::result::Warning<'a>;
+            fn as_view(&self) -> super::super::result::Warning<'_> {
+                Warning::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::result::Warning<'a>> for Warning {
+            fn lend(&'a self) -> super::super::result::Warning<'a> {
+                Warning::as_view(self)
             }
         }
     }
@@ -1296,11 +1458,31 @@ pub mod owned {
         }
 
         impl MutSuccess {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::mutable_result::MutSuccess<'_> {
                 super::super::mutable_result::MutSuccess {
                     value: self.value.as_str(),
                 }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::mutable_result::MutSuccess<'_> {
+            type Owned = MutSuccess;
+            fn to_owned_value(&self) -> MutSuccess {
+                super::super::mutable_result::MutSuccess::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for MutSuccess {
+            type View<'a> = super::super::mutable_result::MutSuccess<'a>;
+            fn as_view(&self) -> super::super::mutable_result::MutSuccess<'_> {
+                MutSuccess::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::mutable_result::MutSuccess<'a>> for MutSuccess {
+            fn lend(&'a self) -> super::super::mutable_result::MutSuccess<'a> {
+                MutSuccess::as_view(self)
             }
         }
 
@@ -1317,6 +1499,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for MutError {
+            type Owned = MutError;
+            fn to_owned_value(&self) -> MutError {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for MutError {
+            type View<'a> = MutError;
+            fn as_view(&self) -> MutError {
+                *self
             }
         }
     }

@@ -219,10 +219,10 @@ pub mod owned_ {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// `Owned` holds no borrowed data, so its owned form is the view type itself.
@@ -238,6 +238,20 @@ pub mod owned {
             );
             ::bebop_core::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_core::ToOwnedValue for Owned {
+        type Owned = Owned;
+        fn to_owned_value(&self) -> Owned {
+            *self
+        }
+    }
+
+    impl ::bebop_core::AsView for Owned {
+        type View<'a> = Owned;
+        fn as_view(&self) -> Owned {
+            *self
         }
     }
 
@@ -257,6 +271,20 @@ pub mod owned {
                 );
                 ::bebop_core::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for Inner {
+            type Owned = Inner;
+            fn to_owned_value(&self) -> Inner {
+                *self
+            }
+        }
+
+        impl ::bebop_core::AsView for Inner {
+            type View<'a> = Inner;
+            fn as_view(&self) -> Inner {
+                *self
             }
         }
     }

@@ -92,7 +92,7 @@ pub mod rec {
     }
 
     /// From `recursion.bop`: `struct rec.Pair`.
-    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[derive(Clone, Copy, Debug, PartialEq, Default)]
     pub struct Pair<'a> {
         /// `left: rec.Node`
         pub left: ::bebop_core::Lazy<'a, Node<'a>>,
@@ -567,10 +567,10 @@ pub mod rec {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 #[cfg(feature = "alloc")]
 pub mod owned {
     /// Owned forms of: definitions of package `rec`.
@@ -580,7 +580,7 @@ pub mod owned {
         ///
         /// From `recursion.bop`: `message rec.Chain`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Chain {
             /// `value(1): int32`
@@ -654,25 +654,50 @@ pub mod owned {
         }
 
         impl super::super::rec::Chain<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Chain, ::bebop_core::Error> {
-                ::core::result::Result::Ok(Chain {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Chain {
+                Chain {
                     value: self.value,
                     next: self
                         .next
-                        .map(|v0| {
-                            v0.get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_core::alloc_types::Box::new)
-                        })
-                        .transpose()?,
-                })
+                        .map(|v0| ::bebop_core::alloc_types::Box::new(v0.get().to_owned_value())),
+                }
+            }
+        }
+
+        impl Chain {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::rec::Chain<'_> {
+                super::super::rec::Chain {
+                    value: self.value,
+                    next: self.next.as_deref().map(::bebop_core::Lazy::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::rec::Chain<'_> {
+            type Owned = Chain;
+            fn to_owned_value(&self) -> Chain {
+                super::super::rec::Chain::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Chain {
+            type View<'a> = super::super::rec::Chain<'a>;
+            fn as_view(&self) -> super::super::rec::Chain<'_> {
+                Chain::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::rec::Chain<'a>> for Chain {
+            fn lend(&'a self) -> super::super::rec::Chain<'a> {
+                Chain::as_view(self)
             }
         }
 
         /// From `recursion.bop`: `struct rec.Pair`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Pair {
             /// `left: rec.Node`
@@ -728,22 +753,48 @@ pub mod owned {
         }
 
         impl super::super::rec::Pair<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Pair, ::bebop_core::Error> {
-                ::core::result::Result::Ok(Pair {
-                    left: self
-                        .left
-                        .get()
-                        .and_then(|v0| v0.to_owned_value())
-                        .map(::bebop_core::alloc_types::Box::new)?,
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Pair {
+                Pair {
+                    left: ::bebop_core::alloc_types::Box::new(self.left.get().to_owned_value()),
                     right: self.right,
-                })
+                }
+            }
+        }
+
+        impl Pair {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::rec::Pair<'_> {
+                super::super::rec::Pair {
+                    left: ::bebop_core::Lazy::from_owned(&*self.left),
+                    right: self.right,
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::rec::Pair<'_> {
+            type Owned = Pair;
+            fn to_owned_value(&self) -> Pair {
+                super::super::rec::Pair::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Pair {
+            type View<'a> = super::super::rec::Pair<'a>;
+            fn as_view(&self) -> super::super::rec::Pair<'_> {
+                Pair::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::rec::Pair<'a>> for Pair {
+            fn lend(&'a self) -> super::super::rec::Pair<'a> {
+                Pair::as_view(self)
             }
         }
 
         /// From `recursion.bop`: `message rec.Node`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Node {
             /// `pair(1): rec.Pair`
@@ -817,25 +868,50 @@ pub mod owned {
         }
 
         impl super::super::rec::Node<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Node, ::bebop_core::Error> {
-                ::core::result::Result::Ok(Node {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Node {
+                Node {
                     pair: self
                         .pair
-                        .map(|v0| {
-                            v0.get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_core::alloc_types::Box::new)
-                        })
-                        .transpose()?,
+                        .map(|v0| ::bebop_core::alloc_types::Box::new(v0.get().to_owned_value())),
                     label: self.label.map(::bebop_core::alloc_types::String::from),
-                })
+                }
+            }
+        }
+
+        impl Node {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::rec::Node<'_> {
+                super::super::rec::Node {
+                    pair: self.pair.as_deref().map(::bebop_core::Lazy::from_owned),
+                    label: self.label.as_deref(),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::rec::Node<'_> {
+            type Owned = Node;
+            fn to_owned_value(&self) -> Node {
+                super::super::rec::Node::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Node {
+            type View<'a> = super::super::rec::Node<'a>;
+            fn as_view(&self) -> super::super::rec::Node<'_> {
+                Node::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::rec::Node<'a>> for Node {
+            fn lend(&'a self) -> super::super::rec::Node<'a> {
+                Node::as_view(self)
             }
         }
 
         /// From `recursion.bop`: `union rec.Expr`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash)]
         #[allow(clippy::large_enum_variant)]
         pub enum Expr {
@@ -906,19 +982,50 @@ pub mod owned {
         }
 
         impl super::super::rec::Expr<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Expr, ::bebop_core::Error> {
-                ::core::result::Result::Ok(match self {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Expr {
+                match self {
                     super::super::rec::Expr::Lit(v) => Expr::Lit(v),
-                    super::super::rec::Expr::Add(v) => Expr::Add(v.to_owned_value()?),
-                    super::super::rec::Expr::Neg(v) => Expr::Neg(v.to_owned_value()?),
-                })
+                    super::super::rec::Expr::Add(v) => Expr::Add(v.to_owned_value()),
+                    super::super::rec::Expr::Neg(v) => Expr::Neg(v.to_owned_value()),
+                }
+            }
+        }
+
+        impl Expr {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::rec::Expr<'_> {
+                match self {
+                    Self::Lit(v) => super::super::rec::Expr::Lit(*v),
+                    Self::Add(v) => super::super::rec::Expr::Add(v.as_view()),
+                    Self::Neg(v) => super::super::rec::Expr::Neg(v.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::rec::Expr<'_> {
+            type Owned = Expr;
+            fn to_owned_value(&self) -> Expr {
+                super::super::rec::Expr::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Expr {
+            type View<'a> = super::super::rec::Expr<'a>;
+            fn as_view(&self) -> super::super::rec::Expr<'_> {
+                Expr::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::rec::Expr<'a>> for Expr {
+            fn lend(&'a self) -> super::super::rec::Expr<'a> {
+                Expr::as_view(self)
             }
         }
 
         /// From `recursion.bop`: `struct rec.Negation`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash)]
         pub struct Negation {
             /// `inner: rec.Expr`
@@ -970,21 +1077,46 @@ pub mod owned {
         }
 
         impl super::super::rec::Negation<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Negation, ::bebop_core::Error> {
-                ::core::result::Result::Ok(Negation {
-                    inner: self
-                        .inner
-                        .get()
-                        .and_then(|v0| v0.to_owned_value())
-                        .map(::bebop_core::alloc_types::Box::new)?,
-                })
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Negation {
+                Negation {
+                    inner: ::bebop_core::alloc_types::Box::new(self.inner.get().to_owned_value()),
+                }
+            }
+        }
+
+        impl Negation {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::rec::Negation<'_> {
+                super::super::rec::Negation {
+                    inner: ::bebop_core::Lazy::from_owned(&*self.inner),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::rec::Negation<'_> {
+            type Owned = Negation;
+            fn to_owned_value(&self) -> Negation {
+                super::super::rec::Negation::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Negation {
+            type View<'a> = super::super::rec::Negation<'a>;
+            fn as_view(&self) -> super::super::rec::Negation<'_> {
+                Negation::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::rec::Negation<'a>> for Negation {
+            fn lend(&'a self) -> super::super::rec::Negation<'a> {
+                Negation::as_view(self)
             }
         }
 
         /// From `recursion.bop`: `message rec.Forest`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Forest {
             /// `trees(1): rec.Expr[]`
@@ -1063,30 +1195,53 @@ pub mod owned {
         }
 
         impl super::super::rec::Forest<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Forest, ::bebop_core::Error> {
-                ::core::result::Result::Ok(Forest {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Forest {
+                Forest {
                     trees: self
                         .trees
-                        .map(|v0| {
-                            v0.iter()
-                                .map(|v2| v2.to_owned_value())
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
-                    named: self
-                        .named
-                        .map(|v0| {
-                            v0.iter()
-                                .map(|(v2, v3)| {
-                                    v3.to_owned_value().map(|value| {
-                                        (::bebop_core::alloc_types::String::from(v2), value)
-                                    })
-                                })
-                                .collect::<::core::result::Result<_, _>>()
-                        })
-                        .transpose()?,
-                })
+                        .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
+                    named: self.named.map(|v0| {
+                        v0.iter()
+                            .map(|(v2, v3)| {
+                                (
+                                    ::bebop_core::alloc_types::String::from(v2),
+                                    v3.to_owned_value(),
+                                )
+                            })
+                            .collect()
+                    }),
+                }
+            }
+        }
+
+        impl Forest {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::rec::Forest<'_> {
+                super::super::rec::Forest {
+                    trees: self.trees.as_ref().map(::bebop_core::Array::from_owned),
+                    named: self.named.as_ref().map(::bebop_core::Map::from_btree_map),
+                }
+            }
+        }
+
+        impl ::bebop_core::ToOwnedValue for super::super::rec::Forest<'_> {
+            type Owned = Forest;
+            fn to_owned_value(&self) -> Forest {
+                super::super::rec::Forest::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_core::AsView for Forest {
+            type View<'a> = super::super::rec::Forest<'a>;
+            fn as_view(&self) -> super::super::rec::Forest<'_> {
+                Forest::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_core::Lend<'a, super::super::rec::Forest<'a>> for Forest {
+            fn lend(&'a self) -> super::super::rec::Forest<'a> {
+                Forest::as_view(self)
             }
         }
 
@@ -1108,9 +1263,23 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_core::ToOwnedValue for Lit {
+                type Owned = Lit;
+                fn to_owned_value(&self) -> Lit {
+                    *self
+                }
+            }
+
+            impl ::bebop_core::AsView for Lit {
+                type View<'a> = Lit;
+                fn as_view(&self) -> Lit {
+                    *self
+                }
+            }
+
             /// From `recursion.bop`: `message rec.Expr.Add`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct Add {
                 /// `left(1): rec.Expr`
@@ -1184,26 +1353,46 @@ pub mod owned {
             }
 
             impl super::super::super::rec::expr::Add<'_> {
-                /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-                pub fn to_owned_value(self) -> ::core::result::Result<Add, ::bebop_core::Error> {
-                    ::core::result::Result::Ok(Add {
-                        left: self
-                            .left
-                            .map(|v0| {
-                                v0.get()
-                                    .and_then(|v1| v1.to_owned_value())
-                                    .map(::bebop_core::alloc_types::Box::new)
-                            })
-                            .transpose()?,
-                        right: self
-                            .right
-                            .map(|v0| {
-                                v0.get()
-                                    .and_then(|v1| v1.to_owned_value())
-                                    .map(::bebop_core::alloc_types::Box::new)
-                            })
-                            .transpose()?,
-                    })
+                /// Copies the view into its owned form.
+                pub fn to_owned_value(self) -> Add {
+                    Add {
+                        left: self.left.map(|v0| {
+                            ::bebop_core::alloc_types::Box::new(v0.get().to_owned_value())
+                        }),
+                        right: self.right.map(|v0| {
+                            ::bebop_core::alloc_types::Box::new(v0.get().to_owned_value())
+                        }),
+                    }
+                }
+            }
+
+            impl Add {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::rec::expr::Add<'_> {
+                    super::super::super::rec::expr::Add {
+                        left: self.left.as_deref().map(::bebop_core::Lazy::from_owned),
+                        right: self.right.as_deref().map(::bebop_core::Lazy::from_owned),
+                    }
+                }
+            }
+
+            impl ::bebop_core::ToOwnedValue for super::super::super::rec::expr::Add<'_> {
+                type Owned = Add;
+                fn to_owned_value(&self) -> Add {
+                    super::super::super::rec::expr::Add::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_core::AsView for Add {
+                type View<'a> = super::super::super::rec::expr::Add<'a>;
+                fn as_view(&self) -> super::super::super::rec::expr::Add<'_> {
+                    Add::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_core::Lend<'a, super::super::super::rec::expr::Add<'a>> for Add {
+                fn lend(&'a self) -> super::super::super::rec::expr::Add<'a> {
+                    Add::as_view(self)
                 }
             }
         }

@@ -1394,14 +1394,110 @@ pub mod fwd {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 pub mod owned {
     /// Owned forms of: definitions of package `fwd`.
     #[allow(clippy::module_inception)]
     pub mod fwd {
+        /// `fwd.Status` is its own owned form.
+        pub type Status = super::super::fwd::Status;
+        impl ::bebop_runtime::ToOwnedValue for Status {
+            type Owned = Status;
+            fn to_owned_value(&self) -> Status {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Status {
+            type View<'a> = Status;
+            fn as_view(&self) -> Status {
+                *self
+            }
+        }
+
+        /// `fwd.Code` is its own owned form.
+        pub type Code = super::super::fwd::Code;
+        impl ::bebop_runtime::ToOwnedValue for Code {
+            type Owned = Code;
+            fn to_owned_value(&self) -> Code {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Code {
+            type View<'a> = Code;
+            fn as_view(&self) -> Code {
+                *self
+            }
+        }
+
+        /// `fwd.Perms` is its own owned form.
+        pub type Perms = super::super::fwd::Perms;
+        impl ::bebop_runtime::ToOwnedValue for Perms {
+            type Owned = Perms;
+            fn to_owned_value(&self) -> Perms {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Perms {
+            type View<'a> = Perms;
+            fn as_view(&self) -> Perms {
+                *self
+            }
+        }
+
+        /// `fwd.Signed` is its own owned form.
+        pub type Signed = super::super::fwd::Signed;
+        impl ::bebop_runtime::ToOwnedValue for Signed {
+            type Owned = Signed;
+            fn to_owned_value(&self) -> Signed {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Signed {
+            type View<'a> = Signed;
+            fn as_view(&self) -> Signed {
+                *self
+            }
+        }
+
+        /// `fwd.Full` is its own owned form.
+        pub type Full = super::super::fwd::Full;
+        impl ::bebop_runtime::ToOwnedValue for Full {
+            type Owned = Full;
+            fn to_owned_value(&self) -> Full {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Full {
+            type View<'a> = Full;
+            fn as_view(&self) -> Full {
+                *self
+            }
+        }
+
+        /// `fwd.Aliased` is its own owned form.
+        pub type Aliased = super::super::fwd::Aliased;
+        impl ::bebop_runtime::ToOwnedValue for Aliased {
+            type Owned = Aliased;
+            fn to_owned_value(&self) -> Aliased {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Aliased {
+            type View<'a> = Aliased;
+            fn as_view(&self) -> Aliased {
+                *self
+            }
+        }
+
         /// From `forward.bop`: `union fwd.Event`.
         ///
         /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -1518,7 +1614,7 @@ pub mod owned {
         }
 
         impl Event {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::fwd::Event<'_> {
                 match self {
                     Self::Ping(v) => super::super::fwd::Event::Ping(*v),
@@ -1531,6 +1627,26 @@ pub mod owned {
                         }
                     }
                 }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::fwd::Event<'_> {
+            type Owned = Event;
+            fn to_owned_value(&self) -> Event {
+                super::super::fwd::Event::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Event {
+            type View<'a> = super::super::fwd::Event<'a>;
+            fn as_view(&self) -> super::super::fwd::Event<'_> {
+                Event::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::fwd::Event<'a>> for Event {
+            fn lend(&'a self) -> super::super::fwd::Event<'a> {
+                Event::as_view(self)
             }
         }
 
@@ -1634,7 +1750,7 @@ pub mod owned {
         }
 
         impl Holder {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::fwd::Holder<'_> {
                 super::super::fwd::Holder {
                     status: self.status,
@@ -1649,9 +1765,29 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for super::super::fwd::Holder<'_> {
+            type Owned = Holder;
+            fn to_owned_value(&self) -> Holder {
+                super::super::fwd::Holder::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Holder {
+            type View<'a> = super::super::fwd::Holder<'a>;
+            fn as_view(&self) -> super::super::fwd::Holder<'_> {
+                Holder::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::fwd::Holder<'a>> for Holder {
+            fn lend(&'a self) -> super::super::fwd::Holder<'a> {
+                Holder::as_view(self)
+            }
+        }
+
         /// From `forward.bop`: `message fwd.Envelope`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Envelope {
             /// `event(1): fwd.Event`
@@ -1753,6 +1889,38 @@ pub mod owned {
             }
         }
 
+        impl Envelope {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::fwd::Envelope<'_> {
+                super::super::fwd::Envelope {
+                    event: self.event.as_ref().map(|v0| v0.as_view()),
+                    events: self.events.as_ref().map(::bebop_runtime::Array::from_owned),
+                    holder: self.holder.as_ref().map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::fwd::Envelope<'_> {
+            type Owned = Envelope;
+            fn to_owned_value(&self) -> Envelope {
+                super::super::fwd::Envelope::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Envelope {
+            type View<'a> = super::super::fwd::Envelope<'a>;
+            fn as_view(&self) -> super::super::fwd::Envelope<'_> {
+                Envelope::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::fwd::Envelope<'a>>
+        for Envelope {
+            fn lend(&'a self) -> super::super::fwd::Envelope<'a> {
+                Envelope::as_view(self)
+            }
+        }
+
         /// Owned forms of: definitions nested in `Event` (union `fwd.Event`).
         pub mod event {
             /// `fwd.Event.Ping` holds no borrowed data, so its owned form is the view type itself.
@@ -1770,6 +1938,20 @@ pub mod owned {
                     );
                     ::bebop_runtime::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue for Ping {
+                type Owned = Ping;
+                fn to_owned_value(&self) -> Ping {
+                    *self
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Ping {
+                type View<'a> = Ping;
+                fn as_view(&self) -> Ping {
+                    *self
                 }
             }
 
@@ -1851,11 +2033,33 @@ pub mod owned {
             }
 
             impl Text {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::fwd::event::Text<'_> {
                     super::super::super::fwd::event::Text {
                         body: self.body.as_deref(),
                     }
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue
+            for super::super::super::fwd::event::Text<'_> {
+                type Owned = Text;
+                fn to_owned_value(&self) -> Text {
+                    super::super::super::fwd::event::Text::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Text {
+                type View<'a> = super::super::super::fwd::event::Text<'a>;
+                fn as_view(&self) -> super::super::super::fwd::event::Text<'_> {
+                    Text::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::fwd::event::Text<'a>>
+            for Text {
+                fn lend(&'a self) -> super::super::super::fwd::event::Text<'a> {
+                    Text::as_view(self)
                 }
             }
         }

@@ -1245,10 +1245,10 @@ pub mod r#type {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 pub mod owned {
     /// Owned forms of: definitions of package `type`.
     #[allow(clippy::module_inception)]
@@ -1342,7 +1342,7 @@ pub mod owned {
             }
 
             impl Type {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::r#type::self_::Type<'_> {
                     super::super::super::r#type::self_::Type {
                         r#type: self.r#type,
@@ -1351,6 +1351,26 @@ pub mod owned {
                         foo_bar_: self.foo_bar_.as_str(),
                         r#match: self.r#match.as_slice(),
                     }
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::r#type::self_::Type<'_> {
+                type Owned = Type;
+                fn to_owned_value(&self) -> Type {
+                    super::super::super::r#type::self_::Type::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Type {
+                type View<'a> = super::super::super::r#type::self_::Type<'a>;
+                fn as_view(&self) -> super::super::super::r#type::self_::Type<'_> {
+                    Type::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::r#type::self_::Type<'a>> for Type {
+                fn lend(&'a self) -> super::super::super::r#type::self_::Type<'a> {
+                    Type::as_view(self)
                 }
             }
 
@@ -1369,6 +1389,20 @@ pub mod owned {
                     );
                     ::bebop_runtime::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue for Option {
+                type Owned = Option;
+                fn to_owned_value(&self) -> Option {
+                    *self
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Option {
+                type View<'a> = Option;
+                fn as_view(&self) -> Option {
+                    *self
                 }
             }
 
@@ -1437,7 +1471,7 @@ pub mod owned {
             }
 
             impl String {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::r#type::self_::String<'_> {
                     super::super::super::r#type::self_::String {
                         value: self.value.as_str(),
@@ -1445,9 +1479,29 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::r#type::self_::String<'_> {
+                type Owned = String;
+                fn to_owned_value(&self) -> String {
+                    super::super::super::r#type::self_::String::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_runtime::AsView for String {
+                type View<'a> = super::super::super::r#type::self_::String<'a>;
+                fn as_view(&self) -> super::super::super::r#type::self_::String<'_> {
+                    String::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::r#type::self_::String<'a>> for String {
+                fn lend(&'a self) -> super::super::super::r#type::self_::String<'a> {
+                    String::as_view(self)
+                }
+            }
+
             /// From `naming.bop`: `message type.self.Vec`.
             ///
-            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+            /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             #[allow(deprecated)]
             pub struct Vec {
@@ -1548,6 +1602,41 @@ pub mod owned {
                         self_: self.self_,
                         gone: self.gone,
                     }
+                }
+            }
+
+            #[allow(deprecated)]
+            impl Vec {
+                /// A view borrowing this value: nothing is copied or encoded.
+                pub fn as_view(&self) -> super::super::super::r#type::self_::Vec<'_> {
+                    super::super::super::r#type::self_::Vec {
+                        items: self.items.as_ref().map(::bebop_runtime::Array::from_owned),
+                        self_: self.self_,
+                        gone: self.gone,
+                    }
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::r#type::self_::Vec<'_> {
+                type Owned = Vec;
+                fn to_owned_value(&self) -> Vec {
+                    super::super::super::r#type::self_::Vec::to_owned_value(*self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::AsView for Vec {
+                type View<'a> = super::super::super::r#type::self_::Vec<'a>;
+                fn as_view(&self) -> super::super::super::r#type::self_::Vec<'_> {
+                    Vec::as_view(self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::r#type::self_::Vec<'a>> for Vec {
+                fn lend(&'a self) -> super::super::super::r#type::self_::Vec<'a> {
+                    Vec::as_view(self)
                 }
             }
 
@@ -1654,7 +1743,7 @@ pub mod owned {
 
             #[allow(deprecated)]
             impl Result {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::r#type::self_::Result<'_> {
                     match self {
                         Self::Ok(v) => super::super::super::r#type::self_::Result::Ok(*v),
@@ -1664,6 +1753,45 @@ pub mod owned {
                         Self::Ok_(v) => super::super::super::r#type::self_::Result::Ok_(*v),
                         Self::Old(v) => super::super::super::r#type::self_::Result::Old(*v),
                     }
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::r#type::self_::Result<'_> {
+                type Owned = Result;
+                fn to_owned_value(&self) -> Result {
+                    super::super::super::r#type::self_::Result::to_owned_value(*self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::AsView for Result {
+                type View<'a> = super::super::super::r#type::self_::Result<'a>;
+                fn as_view(&self) -> super::super::super::r#type::self_::Result<'_> {
+                    Result::as_view(self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::r#type::self_::Result<'a>> for Result {
+                fn lend(&'a self) -> super::super::super::r#type::self_::Result<'a> {
+                    Result::as_view(self)
+                }
+            }
+
+            /// `type.self.Edition` is its own owned form.
+            pub type Edition = super::super::super::r#type::self_::Edition;
+            impl ::bebop_runtime::ToOwnedValue for Edition {
+                type Owned = Edition;
+                fn to_owned_value(&self) -> Edition {
+                    *self
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Edition {
+                type View<'a> = Edition;
+                fn as_view(&self) -> Edition {
+                    *self
                 }
             }
 
@@ -1685,6 +1813,20 @@ pub mod owned {
                 }
             }
 
+            impl ::bebop_runtime::ToOwnedValue for Owned {
+                type Owned = Owned;
+                fn to_owned_value(&self) -> Owned {
+                    *self
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Owned {
+                type View<'a> = Owned;
+                fn as_view(&self) -> Owned {
+                    *self
+                }
+            }
+
             /// `type.self.Old` holds no borrowed data, so its owned form is the view type itself.
             #[allow(deprecated)]
             pub type Old = super::super::super::r#type::self_::Old;
@@ -1702,6 +1844,22 @@ pub mod owned {
                     );
                     ::bebop_runtime::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::ToOwnedValue for Old {
+                type Owned = Old;
+                fn to_owned_value(&self) -> Old {
+                    *self
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::AsView for Old {
+                type View<'a> = Old;
+                fn as_view(&self) -> Old {
+                    *self
                 }
             }
 
@@ -1783,12 +1941,54 @@ pub mod owned {
 
             #[allow(deprecated)]
             impl UsesOld {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::r#type::self_::UsesOld<'_> {
                     super::super::super::r#type::self_::UsesOld {
                         old: self.old,
                         olds: ::bebop_runtime::Array::from_slice(&self.olds),
                     }
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::r#type::self_::UsesOld<'_> {
+                type Owned = UsesOld;
+                fn to_owned_value(&self) -> UsesOld {
+                    super::super::super::r#type::self_::UsesOld::to_owned_value(*self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::AsView for UsesOld {
+                type View<'a> = super::super::super::r#type::self_::UsesOld<'a>;
+                fn as_view(&self) -> super::super::super::r#type::self_::UsesOld<'_> {
+                    UsesOld::as_view(self)
+                }
+            }
+
+            #[allow(deprecated)]
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::r#type::self_::UsesOld<'a>> for UsesOld {
+                fn lend(&'a self) -> super::super::super::r#type::self_::UsesOld<'a> {
+                    UsesOld::as_view(self)
+                }
+            }
+
+            /// `type.self.Mode` is its own owned form.
+            #[allow(deprecated)]
+            pub type Mode = super::super::super::r#type::self_::Mode;
+            #[allow(deprecated)]
+            impl ::bebop_runtime::ToOwnedValue for Mode {
+                type Owned = Mode;
+                fn to_owned_value(&self) -> Mode {
+                    *self
+                }
+            }
+
+            #[allow(deprecated)]
+            impl ::bebop_runtime::AsView for Mode {
+                type View<'a> = Mode;
+                fn as_view(&self) -> Mode {
+                    *self
                 }
             }
 
@@ -1809,6 +2009,20 @@ pub mod owned {
                         );
                         ::bebop_runtime::Encode::encode(self, &mut out)?;
                         ::core::result::Result::Ok(out)
+                    }
+                }
+
+                impl ::bebop_runtime::ToOwnedValue for Ok {
+                    type Owned = Ok;
+                    fn to_owned_value(&self) -> Ok {
+                        *self
+                    }
+                }
+
+                impl ::bebop_runtime::AsView for Ok {
+                    type View<'a> = Ok;
+                    fn as_view(&self) -> Ok {
+                        *self
                     }
                 }
 
@@ -1889,7 +2103,7 @@ pub mod owned {
                 }
 
                 impl Err {
-                    /// A view borrowing this value, without allocating.
+                    /// A view borrowing this value: nothing is copied or encoded.
                     pub fn as_view(
                         &self,
                     ) -> super::super::super::super::r#type::self_::result::Err<'_>
@@ -1897,6 +2111,39 @@ pub mod owned {
                         super::super::super::super::r#type::self_::result::Err {
                             why: self.why.as_deref(),
                         }
+                    }
+                }
+
+                impl ::bebop_runtime::ToOwnedValue for super::super::super::super::r#type::self_::result::Err<'_> {
+                    type Owned = Err;
+                    fn to_owned_value(&self) -> Err {
+                        super::super::super::super::r#type::self_::result::Err::to_owned_value(
+                            *self,
+                        )
+                    }
+                }
+
+                impl ::bebop_runtime::AsView for Err {
+                    type View<'a> = super::super::super::super::r#type::self_::result::Err<'a>;
+                    fn as_view(
+                        &self,
+                    ) -> super::super::super::super::r#type::self_::result::Err<'_>
+                    {
+                        Err::as_view(self)
+                    }
+                }
+
+                impl<'a>
+                    ::bebop_runtime::Lend<
+                        'a,
+                        super::super::super::super::r#type::self_::result::Err<'a>,
+                    > for Err
+                {
+                    fn lend(
+                        &'a self,
+                    ) -> super::super::super::super::r#type::self_::result::Err<'a>
+                    {
+                        Err::as_view(self)
                     }
                 }
             }
@@ -1918,6 +2165,20 @@ pub mod owned {
                         );
                         ::bebop_runtime::Encode::encode(self, &mut out)?;
                         ::core::result::Result::Ok(out)
+                    }
+                }
+
+                impl ::bebop_runtime::ToOwnedValue for Inner {
+                    type Owned = Inner;
+                    fn to_owned_value(&self) -> Inner {
+                        *self
+                    }
+                }
+
+                impl ::bebop_runtime::AsView for Inner {
+                    type View<'a> = Inner;
+                    fn as_view(&self) -> Inner {
+                        *self
                     }
                 }
             }

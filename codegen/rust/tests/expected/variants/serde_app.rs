@@ -912,6 +912,29 @@ pub mod app {
         pub label: crate::serde_common::common::Label<'a>,
     }
 
+    impl ::core::default::Default for Record<'_> {
+        fn default() -> Self {
+            Self {
+                id: ::core::default::Default::default(),
+                at: ::core::default::Default::default(),
+                took: ::core::default::Default::default(),
+                name: ::core::default::Default::default(),
+                tags: ::core::default::Default::default(),
+                scores: ::core::default::Default::default(),
+                by_id: ::core::default::Default::default(),
+                perms: ::core::default::Default::default(),
+                level: ::core::default::Default::default(),
+                point: ::core::default::Default::default(),
+                grid: &[0; 4],
+                blob: ::core::default::Default::default(),
+                big: ::core::default::Default::default(),
+                neg: ::core::default::Default::default(),
+                stamp: ::core::default::Default::default(),
+                label: ::core::default::Default::default(),
+            }
+        }
+    }
+
     impl ::bebop_runtime::WireSize for Record<'_> {
         const MIN_SIZE: usize = 148;
     }
@@ -1540,14 +1563,78 @@ pub mod app {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 pub mod owned {
     /// Owned forms of: definitions of package `app`.
     #[allow(clippy::module_inception)]
     pub mod app {
+        /// `app.Level` is its own owned form.
+        pub type Level = super::super::app::Level;
+        impl ::bebop_runtime::ToOwnedValue for Level {
+            type Owned = Level;
+            fn to_owned_value(&self) -> Level {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Level {
+            type View<'a> = Level;
+            fn as_view(&self) -> Level {
+                *self
+            }
+        }
+
+        /// `app.Code` is its own owned form.
+        pub type Code = super::super::app::Code;
+        impl ::bebop_runtime::ToOwnedValue for Code {
+            type Owned = Code;
+            fn to_owned_value(&self) -> Code {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Code {
+            type View<'a> = Code;
+            fn as_view(&self) -> Code {
+                *self
+            }
+        }
+
+        /// `app.Perms` is its own owned form.
+        pub type Perms = super::super::app::Perms;
+        impl ::bebop_runtime::ToOwnedValue for Perms {
+            type Owned = Perms;
+            fn to_owned_value(&self) -> Perms {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Perms {
+            type View<'a> = Perms;
+            fn as_view(&self) -> Perms {
+                *self
+            }
+        }
+
+        /// `app.Bits` is its own owned form.
+        pub type Bits = super::super::app::Bits;
+        impl ::bebop_runtime::ToOwnedValue for Bits {
+            type Owned = Bits;
+            fn to_owned_value(&self) -> Bits {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Bits {
+            type View<'a> = Bits;
+            fn as_view(&self) -> Bits {
+                *self
+            }
+        }
+
         /// `app.Point` holds no borrowed data, so its owned form is the view type itself.
         pub type Point = super::super::app::Point;
         impl Point {
@@ -1561,6 +1648,20 @@ pub mod owned {
                 );
                 ::bebop_runtime::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for Point {
+            type Owned = Point;
+            fn to_owned_value(&self) -> Point {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Point {
+            type View<'a> = Point;
+            fn as_view(&self) -> Point {
+                *self
             }
         }
 
@@ -1580,9 +1681,23 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for Samples {
+            type Owned = Samples;
+            fn to_owned_value(&self) -> Samples {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Samples {
+            type View<'a> = Samples;
+            fn as_view(&self) -> Samples {
+                *self
+            }
+        }
+
         /// From `app.bop`: `struct app.Record`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default, ::serde::Serialize, ::serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
         pub struct Record {
@@ -1736,9 +1851,53 @@ pub mod owned {
             }
         }
 
+        impl Record {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::app::Record<'_> {
+                super::super::app::Record {
+                    id: self.id,
+                    at: self.at,
+                    took: self.took,
+                    name: self.name.as_str(),
+                    tags: ::bebop_runtime::Array::from_owned(&self.tags),
+                    scores: ::bebop_runtime::Map::from_btree_map(&self.scores),
+                    by_id: ::bebop_runtime::Map::from_btree_map(&self.by_id),
+                    perms: self.perms,
+                    level: self.level,
+                    point: self.point,
+                    grid: &self.grid,
+                    blob: self.blob.as_slice(),
+                    big: self.big,
+                    neg: self.neg,
+                    stamp: self.stamp,
+                    label: self.label.as_view(),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::app::Record<'_> {
+            type Owned = Record;
+            fn to_owned_value(&self) -> Record {
+                super::super::app::Record::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Record {
+            type View<'a> = super::super::app::Record<'a>;
+            fn as_view(&self) -> super::super::app::Record<'_> {
+                Record::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::app::Record<'a>> for Record {
+            fn lend(&'a self) -> super::super::app::Record<'a> {
+                Record::as_view(self)
+            }
+        }
+
         /// From `app.bop`: `message app.Event`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default, ::serde::Serialize, ::serde::Deserialize)]
         #[allow(deprecated)]
         pub struct Event {
@@ -1888,6 +2047,46 @@ pub mod owned {
             }
         }
 
+        #[allow(deprecated)]
+        impl Event {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::app::Event<'_> {
+                super::super::app::Event {
+                    level: self.level,
+                    record: self.record.as_ref().map(|v0| v0.as_view()),
+                    note: self.note.as_deref(),
+                    code: self.code,
+                    window: self.window,
+                    bits: self.bits,
+                    labels: self.labels.as_ref().map(::bebop_runtime::Array::from_owned),
+                    old: self.old,
+                }
+            }
+        }
+
+        #[allow(deprecated)]
+        impl ::bebop_runtime::ToOwnedValue for super::super::app::Event<'_> {
+            type Owned = Event;
+            fn to_owned_value(&self) -> Event {
+                super::super::app::Event::to_owned_value(*self)
+            }
+        }
+
+        #[allow(deprecated)]
+        impl ::bebop_runtime::AsView for Event {
+            type View<'a> = super::super::app::Event<'a>;
+            fn as_view(&self) -> super::super::app::Event<'_> {
+                Event::as_view(self)
+            }
+        }
+
+        #[allow(deprecated)]
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::app::Event<'a>> for Event {
+            fn lend(&'a self) -> super::super::app::Event<'a> {
+                Event::as_view(self)
+            }
+        }
+
         /// From `app.bop`: `union app.Shape`.
         ///
         /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
@@ -1999,7 +2198,7 @@ pub mod owned {
         }
 
         impl Shape {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::app::Shape<'_> {
                 match self {
                     Self::Circle(v) => super::super::app::Shape::Circle(*v),
@@ -2016,9 +2215,29 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for super::super::app::Shape<'_> {
+            type Owned = Shape;
+            fn to_owned_value(&self) -> Shape {
+                super::super::app::Shape::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Shape {
+            type View<'a> = super::super::app::Shape<'a>;
+            fn as_view(&self) -> super::super::app::Shape<'_> {
+                Shape::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::app::Shape<'a>> for Shape {
+            fn lend(&'a self) -> super::super::app::Shape<'a> {
+                Shape::as_view(self)
+            }
+        }
+
         /// From `app.bop`: `message app.Tree`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Default, ::serde::Serialize, ::serde::Deserialize)]
         pub struct Tree {
             /// `value(1): int32`
@@ -2117,9 +2336,43 @@ pub mod owned {
             }
         }
 
+        impl Tree {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::app::Tree<'_> {
+                super::super::app::Tree {
+                    value: self.value,
+                    children: self
+                        .children
+                        .as_ref()
+                        .map(::bebop_runtime::Array::from_owned),
+                    shape: self.shape.as_ref().map(|v0| v0.as_view()),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::app::Tree<'_> {
+            type Owned = Tree;
+            fn to_owned_value(&self) -> Tree {
+                super::super::app::Tree::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Tree {
+            type View<'a> = super::super::app::Tree<'a>;
+            fn as_view(&self) -> super::super::app::Tree<'_> {
+                Tree::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::app::Tree<'a>> for Tree {
+            fn lend(&'a self) -> super::super::app::Tree<'a> {
+                Tree::as_view(self)
+            }
+        }
+
         /// From `app.bop`: `message app.Chain`.
         ///
-        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+        /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(
             Clone, Debug, PartialEq, Eq, Hash, Default, ::serde::Serialize, ::serde::Deserialize,
         )]
@@ -2196,19 +2449,44 @@ pub mod owned {
         }
 
         impl super::super::app::Chain<'_> {
-            /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-            pub fn to_owned_value(self) -> ::core::result::Result<Chain, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(Chain {
+            /// Copies the view into its owned form.
+            pub fn to_owned_value(self) -> Chain {
+                Chain {
                     value: self.value,
-                    next: self
-                        .next
-                        .map(|v0| {
-                            v0.get()
-                                .and_then(|v1| v1.to_owned_value())
-                                .map(::bebop_runtime::alloc_types::Box::new)
-                        })
-                        .transpose()?,
-                })
+                    next: self.next.map(|v0| {
+                        ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())
+                    }),
+                }
+            }
+        }
+
+        impl Chain {
+            /// A view borrowing this value: nothing is copied or encoded.
+            pub fn as_view(&self) -> super::super::app::Chain<'_> {
+                super::super::app::Chain {
+                    value: self.value,
+                    next: self.next.as_deref().map(::bebop_runtime::Lazy::from_owned),
+                }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::app::Chain<'_> {
+            type Owned = Chain;
+            fn to_owned_value(&self) -> Chain {
+                super::super::app::Chain::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Chain {
+            type View<'a> = super::super::app::Chain<'a>;
+            fn as_view(&self) -> super::super::app::Chain<'_> {
+                Chain::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::app::Chain<'a>> for Chain {
+            fn lend(&'a self) -> super::super::app::Chain<'a> {
+                Chain::as_view(self)
             }
         }
 
@@ -2277,11 +2555,31 @@ pub mod owned {
         }
 
         impl Outer {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::app::Outer<'_> {
                 super::super::app::Outer {
                     inner: self.inner.as_view(),
                 }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::app::Outer<'_> {
+            type Owned = Outer;
+            fn to_owned_value(&self) -> Outer {
+                super::super::app::Outer::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Outer {
+            type View<'a> = super::super::app::Outer<'a>;
+            fn as_view(&self) -> super::super::app::Outer<'_> {
+                Outer::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::app::Outer<'a>> for Outer {
+            fn lend(&'a self) -> super::super::app::Outer<'a> {
+                Outer::as_view(self)
             }
         }
 
@@ -2302,6 +2600,20 @@ pub mod owned {
                     );
                     ::bebop_runtime::Encode::encode(self, &mut out)?;
                     ::core::result::Result::Ok(out)
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue for Circle {
+                type Owned = Circle;
+                fn to_owned_value(&self) -> Circle {
+                    *self
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Circle {
+                type View<'a> = Circle;
+                fn as_view(&self) -> Circle {
+                    *self
                 }
             }
 
@@ -2386,7 +2698,7 @@ pub mod owned {
             }
 
             impl Poly {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::app::shape::Poly<'_> {
                     super::super::super::app::shape::Poly {
                         points: self
@@ -2394,6 +2706,26 @@ pub mod owned {
                             .as_ref()
                             .map(|v0| ::bebop_runtime::Array::from_slice(v0)),
                     }
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::app::shape::Poly<'_> {
+                type Owned = Poly;
+                fn to_owned_value(&self) -> Poly {
+                    super::super::super::app::shape::Poly::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Poly {
+                type View<'a> = super::super::super::app::shape::Poly<'a>;
+                fn as_view(&self) -> super::super::super::app::shape::Poly<'_> {
+                    Poly::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::app::shape::Poly<'a>> for Poly {
+                fn lend(&'a self) -> super::super::super::app::shape::Poly<'a> {
+                    Poly::as_view(self)
                 }
             }
         }
@@ -2467,11 +2799,31 @@ pub mod owned {
             }
 
             impl Inner {
-                /// A view borrowing this value, without allocating.
+                /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::app::outer::Inner<'_> {
                     super::super::super::app::outer::Inner {
                         text: self.text.as_str(),
                     }
+                }
+            }
+
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::app::outer::Inner<'_> {
+                type Owned = Inner;
+                fn to_owned_value(&self) -> Inner {
+                    super::super::super::app::outer::Inner::to_owned_value(*self)
+                }
+            }
+
+            impl ::bebop_runtime::AsView for Inner {
+                type View<'a> = super::super::super::app::outer::Inner<'a>;
+                fn as_view(&self) -> super::super::super::app::outer::Inner<'_> {
+                    Inner::as_view(self)
+                }
+            }
+
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::app::outer::Inner<'a>> for Inner {
+                fn lend(&'a self) -> super::super::super::app::outer::Inner<'a> {
+                    Inner::as_view(self)
                 }
             }
         }

@@ -140,10 +140,10 @@ pub mod common {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 pub mod owned {
     /// Owned forms of: definitions of package `common`.
     #[allow(clippy::module_inception)]
@@ -161,6 +161,20 @@ pub mod owned {
                 );
                 ::bebop_runtime::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for Stamp {
+            type Owned = Stamp;
+            fn to_owned_value(&self) -> Stamp {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Stamp {
+            type View<'a> = Stamp;
+            fn as_view(&self) -> Stamp {
+                *self
             }
         }
 
@@ -253,12 +267,32 @@ pub mod owned {
         }
 
         impl Label {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::common::Label<'_> {
                 super::super::common::Label {
                     text: self.text.as_deref(),
                     color: self.color,
                 }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::common::Label<'_> {
+            type Owned = Label;
+            fn to_owned_value(&self) -> Label {
+                super::super::common::Label::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Label {
+            type View<'a> = super::super::common::Label<'a>;
+            fn as_view(&self) -> super::super::common::Label<'_> {
+                Label::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::common::Label<'a>> for Label {
+            fn lend(&'a self) -> super::super::common::Label<'a> {
+                Label::as_view(self)
             }
         }
     }

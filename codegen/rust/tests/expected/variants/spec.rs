@@ -651,7 +651,7 @@ impl ::bebop_runtime::Encode for Empty {
 }
 
 /// From `spec.bop`: `struct Log`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Log<'a> {
     /// `level: Level`
     pub level: Level,
@@ -941,10 +941,10 @@ pub mod event {
     }
 }
 
-/// Owned forms of the records of this file (`String`, `Vec`, maps, `Box` for
-/// recursion), with `Encode`/`Decode` and conversions from and to the views.
-/// Records without borrowed data are the same types as their views and appear
-/// here as aliases.
+/// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+/// recursion), with `Encode`/`Decode` and conversions from and to the views
+/// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+/// are their own owned forms and appear here as aliases.
 pub mod owned {
     /// `Point` holds no borrowed data, so its owned form is the view type itself.
     pub type Point = super::Point;
@@ -961,6 +961,20 @@ pub mod owned {
             );
             ::bebop_runtime::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for Point {
+        type Owned = Point;
+        fn to_owned_value(&self) -> Point {
+            *self
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Point {
+        type View<'a> = Point;
+        fn as_view(&self) -> Point {
+            *self
         }
     }
 
@@ -982,6 +996,20 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_runtime::ToOwnedValue for UserRequest {
+        type Owned = UserRequest;
+        fn to_owned_value(&self) -> UserRequest {
+            *self
+        }
+    }
+
+    impl ::bebop_runtime::AsView for UserRequest {
+        type View<'a> = UserRequest;
+        fn as_view(&self) -> UserRequest {
+            *self
+        }
+    }
+
     /// `Shape` holds no borrowed data, so its owned form is the view type itself.
     pub type Shape = super::Shape;
     impl Shape {
@@ -997,6 +1025,20 @@ pub mod owned {
             );
             ::bebop_runtime::Encode::encode(self, &mut out)?;
             ::core::result::Result::Ok(out)
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for Shape {
+        type Owned = Shape;
+        fn to_owned_value(&self) -> Shape {
+            *self
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Shape {
+        type View<'a> = Shape;
+        fn as_view(&self) -> Shape {
+            *self
         }
     }
 
@@ -1108,7 +1150,7 @@ pub mod owned {
     }
 
     impl Event {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Event<'_> {
             match self {
                 Self::Ping(v) => super::Event::Ping(*v),
@@ -1123,9 +1165,29 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_runtime::ToOwnedValue for super::Event<'_> {
+        type Owned = Event;
+        fn to_owned_value(&self) -> Event {
+            super::Event::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Event {
+        type View<'a> = super::Event<'a>;
+        fn as_view(&self) -> super::Event<'_> {
+            Event::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_runtime::Lend<'a, super::Event<'a>> for Event {
+        fn lend(&'a self) -> super::Event<'a> {
+            Event::as_view(self)
+        }
+    }
+
     /// From `spec.bop`: `message TreeNode`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct TreeNode {
         /// `value(1): int32`
@@ -1217,9 +1279,39 @@ pub mod owned {
         }
     }
 
+    impl TreeNode {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::TreeNode<'_> {
+            super::TreeNode {
+                value: self.value,
+                children: self.children.as_ref().map(::bebop_runtime::Array::from_owned),
+            }
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for super::TreeNode<'_> {
+        type Owned = TreeNode;
+        fn to_owned_value(&self) -> TreeNode {
+            super::TreeNode::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_runtime::AsView for TreeNode {
+        type View<'a> = super::TreeNode<'a>;
+        fn as_view(&self) -> super::TreeNode<'_> {
+            TreeNode::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_runtime::Lend<'a, super::TreeNode<'a>> for TreeNode {
+        fn lend(&'a self) -> super::TreeNode<'a> {
+            TreeNode::as_view(self)
+        }
+    }
+
     /// From `spec.bop`: `message Chain`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Chain {
         /// `value(1): int32`
@@ -1295,22 +1387,46 @@ pub mod owned {
     }
 
     impl super::Chain<'_> {
-        /// Copies the view into its owned form. Fails only if a `Lazy` value inside does not decode, which cannot happen for views produced by decoding.
-        pub fn to_owned_value(
-            self,
-        ) -> ::core::result::Result<Chain, ::bebop_runtime::Error> {
-            ::core::result::Result::Ok(Chain {
+        /// Copies the view into its owned form.
+        pub fn to_owned_value(self) -> Chain {
+            Chain {
                 value: self.value,
                 next: self
                     .next
-                    .map(|v0| {
-                        v0
-                            .get()
-                            .and_then(|v1| v1.to_owned_value())
-                            .map(::bebop_runtime::alloc_types::Box::new)
-                    })
-                    .transpose()?,
-            })
+                    .map(|v0| ::bebop_runtime::alloc_types::Box::new(
+                        v0.get().to_owned_value(),
+                    )),
+            }
+        }
+    }
+
+    impl Chain {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Chain<'_> {
+            super::Chain {
+                value: self.value,
+                next: self.next.as_deref().map(::bebop_runtime::Lazy::from_owned),
+            }
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for super::Chain<'_> {
+        type Owned = Chain;
+        fn to_owned_value(&self) -> Chain {
+            super::Chain::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Chain {
+        type View<'a> = super::Chain<'a>;
+        fn as_view(&self) -> super::Chain<'_> {
+            Chain::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_runtime::Lend<'a, super::Chain<'a>> for Chain {
+        fn lend(&'a self) -> super::Chain<'a> {
+            Chain::as_view(self)
         }
     }
 
@@ -1395,7 +1511,7 @@ pub mod owned {
     }
 
     impl Person {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Person<'_> {
             super::Person {
                 id: self.id,
@@ -1403,6 +1519,26 @@ pub mod owned {
                 email: self.email.as_str(),
                 age: self.age,
             }
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for super::Person<'_> {
+        type Owned = Person;
+        fn to_owned_value(&self) -> Person {
+            super::Person::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Person {
+        type View<'a> = super::Person<'a>;
+        fn as_view(&self) -> super::Person<'_> {
+            Person::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_runtime::Lend<'a, super::Person<'a>> for Person {
+        fn lend(&'a self) -> super::Person<'a> {
+            Person::as_view(self)
         }
     }
 
@@ -1476,12 +1612,48 @@ pub mod owned {
     }
 
     impl Embedding {
-        /// A view borrowing this value, without allocating.
+        /// A view borrowing this value: nothing is copied or encoded.
         pub fn as_view(&self) -> super::Embedding<'_> {
             super::Embedding {
                 id: self.id,
                 vector: ::bebop_runtime::Array::from_slice(&self.vector),
             }
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for super::Embedding<'_> {
+        type Owned = Embedding;
+        fn to_owned_value(&self) -> Embedding {
+            super::Embedding::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Embedding {
+        type View<'a> = super::Embedding<'a>;
+        fn as_view(&self) -> super::Embedding<'_> {
+            Embedding::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_runtime::Lend<'a, super::Embedding<'a>> for Embedding {
+        fn lend(&'a self) -> super::Embedding<'a> {
+            Embedding::as_view(self)
+        }
+    }
+
+    /// `Level` is its own owned form.
+    pub type Level = super::Level;
+    impl ::bebop_runtime::ToOwnedValue for Level {
+        type Owned = Level;
+        fn to_owned_value(&self) -> Level {
+            *self
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Level {
+        type View<'a> = Level;
+        fn as_view(&self) -> Level {
+            *self
         }
     }
 
@@ -1503,9 +1675,23 @@ pub mod owned {
         }
     }
 
+    impl ::bebop_runtime::ToOwnedValue for Empty {
+        type Owned = Empty;
+        fn to_owned_value(&self) -> Empty {
+            *self
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Empty {
+        type View<'a> = Empty;
+        fn as_view(&self) -> Empty {
+            *self
+        }
+    }
+
     /// From `spec.bop`: `struct Log`.
     ///
-    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it.
+    /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
     pub struct Log {
         /// `level: Level`
@@ -1602,6 +1788,38 @@ pub mod owned {
         }
     }
 
+    impl Log {
+        /// A view borrowing this value: nothing is copied or encoded.
+        pub fn as_view(&self) -> super::Log<'_> {
+            super::Log {
+                level: self.level,
+                tags: ::bebop_runtime::Map::from_pairs(&self.tags),
+                lines: ::bebop_runtime::Array::from_owned(&self.lines),
+                grid: ::bebop_runtime::FixedArray::from_owned(&self.grid),
+            }
+        }
+    }
+
+    impl ::bebop_runtime::ToOwnedValue for super::Log<'_> {
+        type Owned = Log;
+        fn to_owned_value(&self) -> Log {
+            super::Log::to_owned_value(*self)
+        }
+    }
+
+    impl ::bebop_runtime::AsView for Log {
+        type View<'a> = super::Log<'a>;
+        fn as_view(&self) -> super::Log<'_> {
+            Log::as_view(self)
+        }
+    }
+
+    impl<'a> ::bebop_runtime::Lend<'a, super::Log<'a>> for Log {
+        fn lend(&'a self) -> super::Log<'a> {
+            Log::as_view(self)
+        }
+    }
+
     /// Owned forms of: definitions nested in `Shape` (union `Shape`).
     #[allow(clippy::module_inception)]
     pub mod shape {
@@ -1623,6 +1841,20 @@ pub mod owned {
             }
         }
 
+        impl ::bebop_runtime::ToOwnedValue for Circle {
+            type Owned = Circle;
+            fn to_owned_value(&self) -> Circle {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Circle {
+            type View<'a> = Circle;
+            fn as_view(&self) -> Circle {
+                *self
+            }
+        }
+
         /// `Shape.Rectangle` holds no borrowed data, so its owned form is the view type itself.
         pub type Rectangle = super::super::shape::Rectangle;
         impl Rectangle {
@@ -1638,6 +1870,20 @@ pub mod owned {
                 );
                 ::bebop_runtime::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for Rectangle {
+            type Owned = Rectangle;
+            fn to_owned_value(&self) -> Rectangle {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Rectangle {
+            type View<'a> = Rectangle;
+            fn as_view(&self) -> Rectangle {
+                *self
             }
         }
     }
@@ -1660,6 +1906,20 @@ pub mod owned {
                 );
                 ::bebop_runtime::Encode::encode(self, &mut out)?;
                 ::core::result::Result::Ok(out)
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for Ping {
+            type Owned = Ping;
+            fn to_owned_value(&self) -> Ping {
+                *self
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Ping {
+            type View<'a> = Ping;
+            fn as_view(&self) -> Ping {
+                *self
             }
         }
 
@@ -1741,11 +2001,31 @@ pub mod owned {
         }
 
         impl Text {
-            /// A view borrowing this value, without allocating.
+            /// A view borrowing this value: nothing is copied or encoded.
             pub fn as_view(&self) -> super::super::event::Text<'_> {
                 super::super::event::Text {
                     body: self.body.as_deref(),
                 }
+            }
+        }
+
+        impl ::bebop_runtime::ToOwnedValue for super::super::event::Text<'_> {
+            type Owned = Text;
+            fn to_owned_value(&self) -> Text {
+                super::super::event::Text::to_owned_value(*self)
+            }
+        }
+
+        impl ::bebop_runtime::AsView for Text {
+            type View<'a> = super::super::event::Text<'a>;
+            fn as_view(&self) -> super::super::event::Text<'_> {
+                Text::as_view(self)
+            }
+        }
+
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::event::Text<'a>> for Text {
+            fn lend(&'a self) -> super::super::event::Text<'a> {
+                Text::as_view(self)
             }
         }
     }
