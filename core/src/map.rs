@@ -192,9 +192,7 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
     }
 }
 
-/// (Keys and values are `Clone`, as every view is, so that a map lent by an owned one can be
-/// walked: a sorted map finds the next entry from the last key.)
-impl<'a, K: Decode<'a> + Encode + Clone, V: Decode<'a> + Encode + Clone> Encode for Map<'a, K, V> {
+impl<'a, K: Decode<'a> + Encode, V: Decode<'a> + Encode> Encode for Map<'a, K, V> {
     fn encoded_size(&self) -> usize {
         4 + match self.repr {
             Repr::Wire { bytes, .. } => bytes.len(),
@@ -202,7 +200,7 @@ impl<'a, K: Decode<'a> + Encode + Clone, V: Decode<'a> + Encode + Clone> Encode 
                 .iter()
                 .map(|(k, v)| k.encoded_size() + v.encoded_size())
                 .sum(),
-            Repr::Lent(_) => self
+            Repr::Lent(entries) => entries
                 .iter()
                 .map(|(k, v)| k.encoded_size() + v.encoded_size())
                 .sum(),
@@ -220,7 +218,7 @@ impl<'a, K: Decode<'a> + Encode + Clone, V: Decode<'a> + Encode + Clone> Encode 
                 }
                 Ok(())
             }
-            Repr::Lent(_) => self.iter().try_for_each(|(k, v)| {
+            Repr::Lent(entries) => entries.iter().try_for_each(|(k, v)| {
                 k.encode(sink)?;
                 v.encode(sink)
             }),

@@ -30,16 +30,38 @@ impl Emitter<'_, '_> {
     /// The owned form of an enum or flags type (in the `owned` tree at `from`): an alias, so
     /// that every type of the schema is reachable from the owned tree.
     pub(crate) fn same_owned(&self, id: DefId, from: &[String]) -> TokenStream {
-        let d = self.def(id);
-        let name = ident(&d.name);
+        let doc = format!("`{}` is its own owned form.", self.def(id).fqn);
+        self.alias_owned(id, from, doc, TokenStream::new())
+    }
+
+    /// `pub type Name = view;` in the owned tree with `doc`, inherent `methods` (if any) and
+    /// the `ToOwnedValue`/`AsView` impls of a type that is its own owned form.
+    fn alias_owned(
+        &self,
+        id: DefId,
+        from: &[String],
+        doc: String,
+        methods: TokenStream,
+    ) -> TokenStream {
+        let name = ident(&self.def(id).name);
         let view = self.view_path(from, id);
-        let doc = Self::doc_lines(&[format!("`{}` is its own owned form.", d.fqn)]);
+        let doc = Self::doc_lines(&[doc]);
         let allow_dep = self.allow_deprecated(id);
+        let methods = (!methods.is_empty()).then(|| {
+            quote! {
+                #allow_dep
+                impl #name {
+                    #methods
+                }
+            }
+        });
         let same = self.same_conversions(id);
         quote! {
             #doc
             #allow_dep
             pub type #name = #view;
+
+            #methods
 
             #same
         }
@@ -68,25 +90,11 @@ impl Emitter<'_, '_> {
         };
         let allow_dep = self.allow_deprecated(id);
         if !d.lifetime {
-            let view = self.view_path(from, id);
             let doc = format!(
                 "`{}` holds no borrowed data, so its owned form is the view type itself.",
                 d.fqn
             );
-            let doc = Self::doc_lines(&[doc]);
-            let same = self.same_conversions(id);
-            return Ok(quote! {
-                #doc
-                #allow_dep
-                pub type #name = #view;
-
-                #allow_dep
-                impl #name {
-                    #encode_to_vec
-                }
-
-                #same
-            });
+            return Ok(self.alias_owned(id, from, doc, encode_to_vec));
         }
         self.check_owned_fixed_arrays(id)?;
         let mut lines = self.def_doc_lines(id);
