@@ -107,6 +107,6 @@ fn recursive_message_round_trips() {
     assert_eq!(n, first.encoded_size());
     let back = Chain::from_bytes(&buf[..n]).unwrap();
     assert_eq!(back, first);
-    let next = back.next.unwrap().get().unwrap();
+    let next = back.next.unwrap().get();
     assert_eq!(next.value, Some(3));
 }
