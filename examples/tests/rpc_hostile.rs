@@ -201,6 +201,7 @@ impl Raw {
                 Box::new(s)
             }
             Endpoint::Unix(path) => Box::new(tokio::net::UnixStream::connect(path).await.unwrap()),
+            Endpoint::InProcess(_) => unreachable!("raw bytes need a socket"),
         };
         Raw::over(io)
     }
@@ -931,7 +932,7 @@ async fn small_window(endpoint: &Endpoint) -> Raw {
             let s = socket.connect(*addr).await.unwrap();
             Raw::over(Box::new(s))
         }
-        Endpoint::Unix(_) => Raw::connect(endpoint).await,
+        Endpoint::Unix(_) | Endpoint::InProcess(_) => Raw::connect(endpoint).await,
     }
 }
 

@@ -21,13 +21,30 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Runs `test` once per transport against a fresh Lab server.
+/// Runs `test` once per binary transport against a fresh Lab server.
 fn each_transport<F, Fut>(test: F)
 where
     F: Fn(Transport, Running, Arc<Probe>) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    for transport in TRANSPORTS {
+    on_transports(&TRANSPORTS, test)
+}
+
+/// Runs `test` once per carrier of calls (binary connections and the transport API).
+fn each_carrier<F, Fut>(test: F)
+where
+    F: Fn(Transport, Running, Arc<Probe>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    on_transports(&CALL_TRANSPORTS, test)
+}
+
+fn on_transports<F, Fut>(transports: &[Transport], test: F)
+where
+    F: Fn(Transport, Running, Arc<Probe>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for &transport in transports {
         rt().block_on(async {
             let probe = Arc::new(Probe::default());
             let running = Running::start(transport, lab_server(&probe)).await;
@@ -44,7 +61,7 @@ fn note(text: &str) -> Note {
 
 #[test]
 fn unary_lifecycle_with_and_without_trailer() {
-    each_transport(|t, running, probe| async move {
+    each_carrier(|t, running, probe| async move {
         let client = running.client().await;
         let lab = Running::lab(&client);
         let r = lab.echo(&note("hello"), CallOptions::new()).await.unwrap();
@@ -67,7 +84,7 @@ fn unary_lifecycle_with_and_without_trailer() {
 
 #[test]
 fn errors_carry_code_detail_and_metadata() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         let e = lab
             .echo(&note("fail"), CallOptions::new())
@@ -98,7 +115,7 @@ fn errors_carry_code_detail_and_metadata() {
 
 #[test]
 fn request_metadata_reaches_the_handler() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         let r = lab
             .echo(
@@ -132,7 +149,7 @@ fn settings(count: u32, label: &str) -> Settings {
 
 #[test]
 fn server_stream_lifecycle_with_cursors_and_trailer() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         let mut s = lab
             .samples(&settings(5, ""), CallOptions::new())
@@ -166,7 +183,7 @@ fn server_stream_lifecycle_with_cursors_and_trailer() {
 
 #[test]
 fn server_stream_error_after_partial_results() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         let mut s = lab
             .samples(&settings(10, "fail:4"), CallOptions::new())
@@ -185,7 +202,7 @@ fn server_stream_error_after_partial_results() {
 
 #[test]
 fn client_stream_lifecycle_and_early_response() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         let total = lab
             .upload(
@@ -234,7 +251,7 @@ fn client_stream_lifecycle_and_early_response() {
 
 #[test]
 fn duplex_lifecycle() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         let words = ["alpha", "beta", "gamma"];
         let mut s = lab
@@ -279,7 +296,7 @@ fn duplex_lifecycle() {
 
 #[test]
 fn expired_deadline_never_reaches_the_handler() {
-    each_transport(|_, running, probe| async move {
+    each_carrier(|_, running, probe| async move {
         let lab = Running::lab(&running.client().await);
         let past = SystemTime::now() - Duration::from_secs(1);
         // The client gives up at once too, so send it raw: a client deadline in the past.
@@ -296,7 +313,7 @@ fn expired_deadline_never_reaches_the_handler() {
 
 #[test]
 fn deadline_during_the_call_cancels_the_handler() {
-    each_transport(|_, running, probe| async move {
+    each_carrier(|_, running, probe| async move {
         let lab = Running::lab(&running.client().await);
         let started = Instant::now();
         let e = lab
@@ -323,7 +340,7 @@ fn deadline_during_the_call_cancels_the_handler() {
 
 #[test]
 fn server_sends_deadline_exceeded_while_the_stream_is_writable() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let lab = Running::lab(&running.client().await);
         // A server stream with a deadline: items arrive, then DEADLINE_EXCEEDED.
         let mut s = lab
@@ -378,7 +395,7 @@ fn client_enforces_the_deadline_without_the_server() {
 
 #[test]
 fn dropping_a_stream_cancels_the_handler() {
-    each_transport(|_, running, probe| async move {
+    each_carrier(|_, running, probe| async move {
         let client = running.client().await;
         let lab = Running::lab(&client);
         let mut s = lab
@@ -539,7 +556,7 @@ fn interceptors_run_in_order_and_can_refuse() {
 
 #[test]
 fn a_panicking_handler_is_internal_and_the_server_lives_on() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let client = running.client().await;
         let lab = Running::lab(&client);
         let e = lab
@@ -572,7 +589,7 @@ fn a_panicking_handler_is_internal_and_the_server_lives_on() {
 
 #[test]
 fn unknown_and_reserved_methods_and_discovery() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let client = running.client().await;
         let e = client
             .unary::<str, String>(0xdead_beef, "x", CallOptions::new())
@@ -631,7 +648,7 @@ fn unknown_and_reserved_methods_and_discovery() {
 
 #[test]
 fn many_concurrent_calls_multiplex_over_one_connection() {
-    each_transport(|_, running, _| async move {
+    each_carrier(|_, running, _| async move {
         let client = running.client().await;
         let mut tasks = Vec::new();
         for i in 0..200u32 {
@@ -810,6 +827,7 @@ fn graceful_shutdown_lets_calls_finish_and_refuses_new_ones() {
                     );
                 }
             }
+            Endpoint::InProcess(_) => unreachable!("a binary transport"),
         }
         running.stop().await;
     });
@@ -921,6 +939,7 @@ fn the_blocking_core_client_calls_the_tokio_server() {
             let running = Running::start(transport, lab_server(&probe)).await;
             let endpoint = running.endpoint.clone();
             tokio::task::spawn_blocking(move || match endpoint {
+                Endpoint::InProcess(_) => unreachable!("a binary transport"),
                 Endpoint::Tcp(addr) => {
                     let s = std::net::TcpStream::connect(addr).unwrap();
                     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use bebop_runtime::rpc::{Encoded, FrameFlags, HEADER_SIZE};
-use bebop_runtime::{Decode, Encode};
+use bebop_runtime::{Decode, Encode, MethodInfo, MethodKind};
 use futures_core::Stream;
 use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -20,6 +20,7 @@ use crate::context::{CallOptions, instant_of};
 use crate::metadata::Metadata;
 use crate::queue::{FrameQueue, Outbox};
 use crate::status::Status;
+use crate::transport::{Connector, IncomingResponses, OutgoingCall, OutgoingRequests};
 use crate::wire::{self, ElementReader, MUX_KEY, OwnedFrame, ReadError};
 
 /// Limits and queue sizes of a [`Client`] connection.
@@ -47,8 +48,8 @@ impl Default for ClientLimits {
     }
 }
 
-struct Shared {
-    out: Outbox,
+pub(crate) struct Shared {
+    pub(crate) out: Outbox,
     streams: Mutex<HashMap<u32, Arc<FrameQueue<OwnedFrame>>>>,
     /// Taken inside the outbox's lock, so that ids reach the wire in increasing order.
     next_stream: AtomicU32,
@@ -62,13 +63,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn gone(&self) -> Status {
+    pub(crate) fn gone(&self) -> Status {
         lock(&self.reason)
             .clone()
             .unwrap_or_else(|| Status::unavailable("the connection closed"))
     }
 
-    fn close(&self, reason: Status) {
+    pub(crate) fn close(&self, reason: Status) {
         lock(&self.reason).get_or_insert(reason);
         self.closed.cancel();
         self.out.close();
@@ -97,6 +98,11 @@ impl Shared {
 pub struct Client {
     shared: Arc<Shared>,
     handle: Arc<Handle>,
+    /// A carrier other than the binary connection (`Client::over`).
+    connector: Option<Arc<dyn Connector>>,
+    /// The methods generated clients described (`Client::describe`), for carriers that
+    /// route by name.
+    methods: Arc<RwLock<HashMap<u32, MethodInfo>>>,
 }
 
 /// Closes the connection when the last client clone and call are gone (the connection's
@@ -168,17 +174,75 @@ impl Client {
         tokio::spawn(write_loop(wr, shared.clone()));
         tokio::spawn(read_loop(rd, shared.clone()));
         let handle = Arc::new(Handle(shared.closed.clone()));
-        Client { shared, handle }
+        Client {
+            shared,
+            handle,
+            connector: None,
+            methods: Arc::default(),
+        }
+    }
+
+    /// A client whose calls travel over `connector` (an HTTP or WebSocket transport, say)
+    /// instead of a binary connection: each call is handed to the connector, which carries
+    /// its request frames out and the response frames back. Generated `AsyncClient`s work
+    /// over it unchanged. Must be called within a tokio runtime.
+    pub fn over(connector: impl Connector) -> Self {
+        Client::over_with(connector, ClientLimits::default())
+    }
+
+    /// [`over`](Self::over) with `limits` (`response_buffer` and `request_buffer` apply per
+    /// call).
+    pub fn over_with(connector: impl Connector, limits: ClientLimits) -> Self {
+        let shared = Arc::new(Shared {
+            out: Outbox::new(1),
+            streams: Mutex::new(HashMap::new()),
+            next_stream: AtomicU32::new(0),
+            closed: CancellationToken::new(),
+            reason: Mutex::new(None),
+            limits,
+        });
+        shared.out.close();
+        let handle = Arc::new(Handle(CancellationToken::new()));
+        Client {
+            shared,
+            handle,
+            connector: Some(Arc::new(connector)),
+            methods: Arc::default(),
+        }
+    }
+
+    /// Tells the client the names of `methods` (a generated service's `METHODS`), for
+    /// carriers that route by name rather than id (HTTP's `POST /Service/Method`).
+    /// Generated `AsyncClient::new` does this.
+    pub fn describe(&self, methods: &[MethodInfo]) {
+        let mut known = self.methods.write().unwrap_or_else(PoisonError::into_inner);
+        for m in methods {
+            known.insert(m.id, *m);
+        }
+    }
+
+    /// The method `method_id` as described, or with its id alone.
+    fn method_info(&self, method_id: u32, kind: MethodKind) -> MethodInfo {
+        let known = self.methods.read().unwrap_or_else(PoisonError::into_inner);
+        known.get(&method_id).copied().unwrap_or(MethodInfo {
+            service: "",
+            name: "",
+            id: method_id,
+            kind,
+        })
     }
 
     /// Whether the connection has closed; every call then fails with `UNAVAILABLE` (or
     /// the error the server closed it with).
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.is_cancelled()
+        self.connector.is_none() && self.shared.closed.is_cancelled()
     }
 
     /// Resolves when the connection has closed.
     pub async fn closed(&self) {
+        if self.connector.is_some() {
+            return std::future::pending().await;
+        }
         self.shared.closed.cancelled().await
     }
 
@@ -188,9 +252,13 @@ impl Client {
     async fn open<T: Encode + Sync + ?Sized>(
         &self,
         method_id: u32,
+        kind: MethodKind,
         options: &CallOptions,
         first: Option<&T>,
     ) -> Result<CallHandle, Status> {
+        if let Some(connector) = &self.connector {
+            return self.open_over(connector, method_id, kind, options, first);
+        }
         let header = wire::call_header_bytes(
             Some(method_id),
             options.deadline,
@@ -228,6 +296,60 @@ impl Client {
             queue,
             finished: false,
             sent_end: Arc::new(AtomicBool::new(first.is_some())),
+            own_carrier: false,
+        })
+    }
+
+    /// Opens a call on the connector: the call gets a connection of its own, in effect (its
+    /// own outbox of request frames and queue of responses, on stream 0).
+    fn open_over<T: Encode + Sync + ?Sized>(
+        &self,
+        connector: &Arc<dyn Connector>,
+        method_id: u32,
+        kind: MethodKind,
+        options: &CallOptions,
+        first: Option<&T>,
+    ) -> Result<CallHandle, Status> {
+        let limits = self.shared.limits.clone();
+        let queue = Arc::new(FrameQueue::new(limits.response_buffer));
+        let call = Arc::new(Shared {
+            out: Outbox::new(limits.request_buffer),
+            streams: Mutex::new(HashMap::from([(0, queue.clone())])),
+            next_stream: AtomicU32::new(0),
+            closed: CancellationToken::new(),
+            reason: Mutex::new(None),
+            limits,
+        });
+        if let Some(first) = first {
+            let frame = wire::frame(FrameFlags::END_STREAM, 0, first, None)?;
+            // A new outbox is open: this cannot fail.
+            let _ = call.out.force(&frame);
+        }
+        let outgoing = OutgoingCall {
+            method: self.method_info(method_id, kind),
+            kind,
+            metadata: options.metadata.clone(),
+            deadline: options.deadline,
+            cursor: options.cursor,
+            requests: OutgoingRequests::new(call.clone()),
+            responses: IncomingResponses::new(call.clone(), queue.clone()),
+        };
+        let carried = connector.carry(outgoing);
+        let ended = call.clone();
+        tokio::spawn(async move {
+            carried.await;
+            ended.close(Status::unavailable(
+                "the transport ended the call without a response",
+            ));
+        });
+        Ok(CallHandle {
+            shared: call,
+            _handle: self.handle.clone(),
+            stream_id: 0,
+            queue,
+            finished: false,
+            sent_end: Arc::new(AtomicBool::new(first.is_some())),
+            own_carrier: true,
         })
     }
 
@@ -244,7 +366,9 @@ impl Client {
     {
         let deadline = options.deadline.map(instant_of);
         within(deadline, async {
-            let mut call = self.open(method_id, &options, Some(request)).await?;
+            let mut call = self
+                .open(method_id, MethodKind::Unary, &options, Some(request))
+                .await?;
             call.read_unary().await
         })
         .await
@@ -266,7 +390,12 @@ impl Client {
         let deadline = options.deadline.map(instant_of);
         let call = within(
             deadline,
-            self.open(method_id, &options, Some(&Encoded(&first))),
+            self.open(
+                method_id,
+                MethodKind::ServerStream,
+                &options,
+                Some(&Encoded(&first)),
+            ),
         )
         .await?;
         Ok(Streaming {
@@ -301,7 +430,9 @@ impl Client {
     {
         let deadline = options.deadline.map(instant_of);
         within(deadline, async {
-            let mut call = self.open::<Encoded<'_>>(method_id, &options, None).await?;
+            let mut call = self
+                .open::<Encoded<'_>>(method_id, MethodKind::ClientStream, &options, None)
+                .await?;
             let mut requests = std::pin::pin!(requests);
             loop {
                 tokio::select! {
@@ -340,7 +471,7 @@ impl Client {
         let deadline = options.deadline.map(instant_of);
         let call = within(
             deadline,
-            self.open::<Encoded<'_>>(method_id, &options, None),
+            self.open::<Encoded<'_>>(method_id, MethodKind::DuplexStream, &options, None),
         )
         .await?;
         let sender = call.sender();
@@ -433,6 +564,9 @@ struct CallHandle {
     finished: bool,
     /// The client ended its requests.
     sent_end: Arc<AtomicBool>,
+    /// The call has a carrier of its own (`Client::over`), which stops once the handle is
+    /// gone.
+    own_carrier: bool,
 }
 
 impl CallHandle {
@@ -535,6 +669,9 @@ impl Drop for CallHandle {
         };
         // A small frame that must not wait: it goes in whatever the outbox's budget.
         let _ = self.shared.out.force(&bytes);
+        if self.own_carrier {
+            self.shared.out.close();
+        }
     }
 }
 
@@ -679,7 +816,12 @@ impl<T: for<'a> Decode<'a>> Streaming<T> {
         let options = resume.options.clone().cursor(self.last_cursor);
         let call = within(
             self.deadline,
-            client.open(resume.method_id, &options, Some(&Encoded(&resume.request))),
+            client.open(
+                resume.method_id,
+                MethodKind::ServerStream,
+                &options,
+                Some(&Encoded(&resume.request)),
+            ),
         )
         .await?;
         Ok(Streaming {

@@ -56,6 +56,7 @@ mod metadata;
 mod queue;
 mod server;
 mod status;
+pub mod transport;
 mod wire;
 
 pub use bebop_runtime::rpc::StatusCode;

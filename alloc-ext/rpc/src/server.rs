@@ -1,8 +1,10 @@
 //! The server: [`Service`] (implemented by generated code), [`Interceptor`], [`Limits`],
 //! and [`Server`], which serves TCP and Unix listeners or any byte stream.
 
+mod batch;
 mod call;
 mod connection;
+mod dispatch;
 
 use std::collections::HashMap;
 use std::io;
@@ -256,6 +258,10 @@ impl Server {
         ServerBuilder::default()
     }
 
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Accepts TCP connections until [`shutdown`](Self::shutdown), serving each on its own
     /// task. Returns when shutdown begins (connections are then still finishing) or when
     /// accepting fails for good.
@@ -382,6 +388,16 @@ impl Server {
     /// The number of connections being served.
     pub fn connections(&self) -> usize {
         self.shared.limits.max_connections - self.shared.connections.available_permits()
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("methods", &self.shared.routes.len())
+            .field("connections", &self.connections())
+            .field("shutting_down", &self.shared.draining.is_cancelled())
+            .finish_non_exhaustive()
     }
 }
 

@@ -36,8 +36,9 @@ pub use client::{
 };
 pub use context::{CallContext, CancelFlag, Clock, NoClock, deadline_passed};
 pub use server::{
-    Call, CallOutcome, DISCOVERY_METHOD_ID, DuplexSender, DuplexStream, RESERVED_METHOD_IDS, Reply,
-    RequestStream, Server, ServerStream, Service, decode_request, method_type,
+    BATCH_METHOD_ID, Call, CallOutcome, DISCOVERY_METHOD_ID, DuplexSender, DuplexStream,
+    RESERVED_METHOD_IDS, Reply, RequestStream, Server, ServerStream, Service, decode_request,
+    method_type,
 };
 
 #[cfg(feature = "embedded-io")]

@@ -16,6 +16,9 @@ use crate::{Decode, Encode, Error, ErrorKind, Map, Sink};
 
 /// Method id 0: discovery.
 pub const DISCOVERY_METHOD_ID: u32 = 0;
+/// Method id 1: a batch of calls (served by `bebop-rpc`; this blocking server answers it
+/// `UNIMPLEMENTED`).
+pub const BATCH_METHOD_ID: u32 = 1;
 /// Method ids 1 to 4 (batch, future dispatch, resolve, cancel), which this server does not
 /// implement: it answers them `UNIMPLEMENTED`.
 pub const RESERVED_METHOD_IDS: core::ops::RangeInclusive<u32> = 1..=4;

@@ -205,6 +205,8 @@ pub fn lab_server(probe: &Arc<Probe>) -> ServerBuilder {
 pub enum Endpoint {
     Tcp(std::net::SocketAddr),
     Unix(PathBuf),
+    /// No socket: calls go through `Server::start_call` in this process.
+    InProcess(Server),
 }
 
 impl Endpoint {
@@ -212,18 +214,27 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(a) => Client::connect_tcp(*a).await.unwrap(),
             Endpoint::Unix(p) => Client::connect_unix(p).await.unwrap(),
+            Endpoint::InProcess(server) => {
+                Client::over(bebop_rpc::transport::InProcess::new(server.clone()))
+            }
         }
     }
 }
 
-/// The two transports every lifecycle test runs on.
-#[derive(Clone, Copy, Debug)]
+/// The carriers the tests run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp,
     Unix,
+    /// `Client::over(InProcess)`: the transport API of `bebop_rpc::transport`, no socket.
+    InProcess,
 }
 
+/// The binary connections: every test of connection behaviour runs on both.
 pub const TRANSPORTS: [Transport; 2] = [Transport::Tcp, Transport::Unix];
+
+/// Every carrier of calls: the tests of call semantics (the conformance list) run on each.
+pub const CALL_TRANSPORTS: [Transport; 3] = [Transport::Tcp, Transport::Unix, Transport::InProcess];
 
 /// A server listening on loopback (or a Unix socket in a fresh temporary directory),
 /// serving until dropped.
@@ -263,6 +274,12 @@ impl Running {
                     _dir: Some(dir),
                 }
             }
+            Transport::InProcess => Running {
+                endpoint: Endpoint::InProcess(server.clone()),
+                server,
+                task: tokio::spawn(async { Ok(()) }),
+                _dir: None,
+            },
         }
     }
 

@@ -10,17 +10,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
 
-use bebop_runtime::rpc::{DISCOVERY_METHOD_ID, RESERVED_METHOD_IDS};
-use bebop_runtime::{MethodInfo, MethodKind};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use super::call::{BoxFuture, Responder, ServerCall, spawn_call};
-use crate::context::{Context, Peer};
+use crate::context::Peer;
 use crate::queue::Outbox;
 use crate::status::Status;
 use crate::wire::{self, ElementReader, MUX_KEY, OwnedCallHeader, OwnedFrame, ReadError};
@@ -420,108 +416,50 @@ impl Connection {
         first: Option<OwnedFrame>,
     ) -> Result<(), Close> {
         let limits = &self.shared.limits;
-        let method_id = header.method_id.unwrap_or(DISCOVERY_METHOD_ID);
-        let route = self.shared.routes.get(&method_id);
-        let info = route.map(|r| r.info).unwrap_or(MethodInfo {
-            service: "",
-            name: if method_id == DISCOVERY_METHOD_ID {
-                "discovery"
-            } else {
-                "unknown"
-            },
-            id: method_id,
-            kind: MethodKind::Unary,
-        });
-        let early = if self.draining {
-            Some(Status::unavailable("the server is shutting down"))
+        let admitted = if self.draining {
+            Err(Status::unavailable("the server is shutting down"))
         } else if self.active() >= limits.max_concurrent_calls {
-            Some(Status::resource_exhausted(format!(
+            Err(Status::resource_exhausted(format!(
                 "more than {} calls at once on one connection",
                 limits.max_concurrent_calls
             )))
-        } else if header.metadata.wire_size() > limits.max_metadata {
-            Some(Status::resource_exhausted(format!(
-                "request metadata of {} bytes is over the limit of {}",
-                header.metadata.wire_size(),
-                limits.max_metadata
-            )))
-        } else if header.bad_deadline {
-            Some(Status::invalid_argument("the deadline is out of range"))
-        } else if header.deadline.is_some_and(|d| d <= SystemTime::now()) {
-            Some(Status::deadline_exceeded(
-                "the deadline passed before the call started",
-            ))
-        } else if method_id != DISCOVERY_METHOD_ID && RESERVED_METHOD_IDS.contains(&method_id) {
-            Some(Status::unimplemented(format!(
-                "reserved method {method_id} is not served here"
-            )))
-        } else if method_id != DISCOVERY_METHOD_ID && route.is_none() {
-            Some(Status::not_found(format!("no method {method_id:#010x}")))
         } else {
-            None
+            self.shared.admit(&header)
         };
-        if let Some(status) = early {
-            // The call never starts: no task, no entry (before interceptors: docs/rpc.md,
-            // "Starting a call").
-            let ended = first.as_ref().is_some_and(|f| f.is_end());
-            if self.mode == Mode::Sequential {
-                self.current = None;
+        let admitted = match admitted {
+            Ok(a) => a,
+            Err(status) => {
+                // The call never starts: no task, no entry (before interceptors: docs/rpc.md,
+                // "Starting a call").
+                let ended = first.as_ref().is_some_and(|f| f.is_end());
+                if self.mode == Mode::Sequential {
+                    self.current = None;
+                }
+                return self.refuse(stream_id, &status, ended).await;
             }
-            return self.refuse(stream_id, &status, ended).await;
-        }
+        };
         let key = self.next_key;
         self.next_key += 1;
-        let cancel = self.cancel.child_token();
-        let (tx, rx) = mpsc::channel(limits.request_queue.max(1));
-        let mut metadata = header.metadata;
-        metadata.remove(MUX_KEY);
-        let ctx = Arc::new(Context::new(
-            info,
-            stream_id,
-            metadata,
-            header.deadline,
-            header.cursor,
-            self.peer.clone(),
-            cancel.clone(),
-        ));
-        let ended = Arc::new(AtomicBool::new(false));
-        let responder = Responder {
-            stream_id,
-            out: self.out.clone(),
-            ended: ended.clone(),
-            cancel: cancel.clone(),
-        };
-        let call = ServerCall {
-            ctx: ctx.clone(),
-            requests: rx,
-            responder: responder.clone(),
-        };
-        let interceptors = self.shared.interceptors.clone();
-        let service = route.map(|r| (r.service.clone(), r.info));
-        let discovery = self.shared.clone();
-        let work: BoxFuture<'static, ()> = Box::pin(async move {
-            for interceptor in &interceptors {
-                if let Err(status) = interceptor.intercept(&call.ctx).await {
-                    return call.reject(status).await;
-                }
-            }
-            match service {
-                Some((service, info)) => service.call(info, call).await,
-                None => call.reply_encoded(&discovery.discovery).await,
-            }
-        });
         let done = self.done_tx.clone();
-        spawn_call(&self.shared.tracker, ctx, responder, work, move || {
-            let _ = done.send(key);
-        });
+        let launched = self.shared.launch(
+            admitted,
+            header,
+            stream_id,
+            self.peer.clone(),
+            self.out.clone(),
+            self.cancel.child_token(),
+            move || {
+                let _ = done.send(key);
+            },
+        );
         self.calls.insert(
             key,
             Entry {
                 stream_id,
-                requests: Some(tx),
+                requests: Some(launched.requests),
                 request_ended: false,
-                response_ended: ended,
-                cancel,
+                response_ended: launched.response_ended,
+                cancel: launched.cancel,
             },
         );
         match self.mode {

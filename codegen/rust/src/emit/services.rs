@@ -555,8 +555,10 @@ impl Emitter<'_, '_> {
             #cfgs
             #list_allow
             impl AsyncClient {
-                /// A typed client over `client`'s connection.
+                /// A typed client over `client`'s connection (described with this
+                /// service's methods, for carriers that route by name).
                 pub fn new(client: #ar::Client) -> Self {
+                    client.describe(METHODS);
                     AsyncClient(client)
                 }
 

@@ -1023,8 +1023,10 @@ pub mod r#type {
 
             #[cfg(feature = "rpc")]
             impl AsyncClient {
-                /// A typed client over `client`'s connection.
+                /// A typed client over `client`'s connection (described with this
+                /// service's methods, for carriers that route by name).
                 pub fn new(client: ::bebop_rpc::Client) -> Self {
+                    client.describe(METHODS);
                     AsyncClient(client)
                 }
 
