@@ -748,3 +748,6 @@ impl Connector for InProcess {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
