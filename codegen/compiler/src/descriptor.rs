@@ -114,9 +114,11 @@ pub fn schema_descriptor(
         edition: Some(edition(schema.edition)),
         imports: non_empty(imports),
         definitions: non_empty(definitions),
-        source_code_info: options
-            .source_info
-            .then(|| crate::source_info::source_code_info(model, schema, sources)),
+        source_code_info: if options.source_info {
+            crate::source_info::source_code_info(model, schema, sources)
+        } else {
+            None
+        },
     }
 }
 

@@ -1,29 +1,41 @@
 //! `SourceCodeInfo` for descriptors (`--emit-source-info`): where each definition, field,
-//! enum member, union branch and service method is written, and the comments around it.
+//! enum member, union branch and service method is written, and the comments before it.
 //!
-//! Locations come in the order the reference compiler writes them: a definition, then its
-//! fields (members, branches, methods), then the definitions nested in it, depth first.
-//! Each has a `path` of (field tag, index) pairs leading from the `SchemaDescriptor`:
+//! The bytes match the reference compiler's for the same schema (SPEC.md, "source info"), so
+//! its rules are followed here even where they are odd; each is checked against the reference's
+//! output by `tests/golden_descriptors.rs`.
+//!
+//! Locations come in the order the reference writes them: a definition, then its fields
+//! (members, branches, methods), then the definitions nested in it, depth first. Each has a
+//! `path` of (field tag, index) pairs leading from the `SchemaDescriptor`:
 //!
 //! | element | path |
 //! |---|---|
 //! | `definitions[i]` | `[5, i]` |
+//! | `nested[k]` of a definition | parent + `[5, k]` (tag 5 again, as the reference writes it, not `nested`'s own tag 7) |
 //! | a field of a struct or message, a union branch, a service method | parent + `[1, j]` |
 //! | an enum member | parent + `[2, j]` |
-//! | `nested[k]` of a definition | parent + `[7, k]` |
 //!
-//! (Struct, message, union and service bodies keep their list at tag 1, enums theirs at tag
-//! 2; the body's own tag in `DefinitionDescriptor` is left out, as `bebop/descriptor.bop`
-//! documents. For nested definitions the reference writes tag 5 again; this compiler writes
-//! `nested`'s real tag, 7.)
+//! A member of a definition nested two levels deep or more (a parent path longer than four)
+//! has no path at all, as in the reference. A schema without definitions has no source info.
 //!
-//! `span` is `[start_line, start_column, end_line, end_column]`, 1-based, tabs advancing the
-//! column to the next multiple of 4, the end column just past the element's last character.
-//! `leading_comments` is the group of comment lines directly above the element (no blank line
-//! between), `detached_comments` the earlier groups between it and the previous token,
-//! `trailing_comments` the comment after the element on its last line. Comment markers
-//! (`//`, `///`, `/* */`, `/** */`, a leading `*` on block comment lines) are removed and
-//! lines trimmed; a group's lines are joined with `\n`.
+//! `span` is `[start_line, start_column, end_line, end_column]`, 1-based, columns counted in
+//! bytes (a tab is one column), the end column just past the element's last byte. A
+//! definition's span starts after its decorators and its `export`, `local` and `mut`
+//! modifiers; a member's (field, enum member, branch, method) where it is written, decorators
+//! and modifiers included.
+//! (The reference counts every newline inside a string literal twice; this compiler counts it
+//! once, the one deliberate difference.)
+//!
+//! Comments are read from the trivia before the element's first token, the way the
+//! reference's scanner splits it: a token's trailing trivia runs to the end of its line (the
+//! newline included), and everything after that up to the next token is that token's
+//! leading trivia. In the leading trivia, comments form groups separated by blank lines; a
+//! group's text is its *last* comment; `leading_comments` is the last group and
+//! `detached_comments` the groups before it. `trailing_comments` is the first `//` or `/* */`
+//! comment (not a doc comment) in the trailing trivia of the element's first token. A comment's
+//! text is without its `///`, `//` or `/* */` markers (a `/** */` comment keeps its markers),
+//! leading spaces and tabs, and trailing whitespace.
 
 use bebop_descriptor::{Location, SourceCodeInfo};
 
@@ -31,22 +43,29 @@ use crate::lexer::{self, TokenKind};
 use crate::model::{DefBody, DefId, Model, Schema};
 use crate::source::{SourceFile, SourceMap, Span};
 
-/// Builds the source info of one schema of `model`.
-pub fn source_code_info(model: &Model, schema: &Schema, sources: &SourceMap) -> SourceCodeInfo {
-    let Some(file) = sources.get(schema.source) else {
-        return SourceCodeInfo {
-            locations: Some(Vec::new()),
-        };
-    };
+/// The most comment groups the reference keeps before one element.
+const MAX_GROUPS: usize = 32;
+
+/// Builds the source info of one schema of `model`; `None` for a schema without
+/// definitions.
+pub fn source_code_info(
+    model: &Model,
+    schema: &Schema,
+    sources: &SourceMap,
+) -> Option<SourceCodeInfo> {
+    if schema.definitions.is_empty() {
+        return None;
+    }
+    let file = sources.get(schema.source)?;
     let comments = FileComments::new(file, schema.source);
     let mut out = Vec::new();
     for (i, id) in schema.definitions.iter().enumerate() {
         let mut path = vec![5, i as i32];
         definition_locations(model, *id, &mut path, &comments, &mut out);
     }
-    SourceCodeInfo {
+    Some(SourceCodeInfo {
         locations: Some(out),
-    }
+    })
 }
 
 fn definition_locations(
@@ -57,7 +76,7 @@ fn definition_locations(
     out: &mut Vec<Location>,
 ) {
     let def = model.def(id);
-    out.push(comments.location(path.clone(), def.span));
+    out.push(comments.location(Some(path.clone()), def.span, true));
     let (tag, spans): (i32, Vec<Span>) = match &def.body {
         DefBody::Struct(s) => (1, s.fields.iter().map(|f| f.span).collect()),
         DefBody::Message(m) => (1, m.fields.iter().map(|f| f.span).collect()),
@@ -67,18 +86,43 @@ fn definition_locations(
         DefBody::Const(_) | DefBody::Decorator(_) => (0, Vec::new()),
     };
     for (j, span) in spans.into_iter().enumerate() {
-        let mut p = path.clone();
-        p.extend([tag, j as i32]);
-        out.push(comments.location(p, span));
+        let member_path = (path.len() <= 4).then(|| {
+            let mut p = path.clone();
+            p.extend([tag, j as i32]);
+            p
+        });
+        out.push(comments.location(member_path, span, false));
     }
     for (k, nested) in def.nested.iter().enumerate() {
-        path.extend([7, k as i32]);
+        path.extend([5, k as i32]);
         definition_locations(model, *nested, path, comments, out);
         path.truncate(path.len() - 2);
     }
 }
 
-/// A file's token boundaries, to find the comments between tokens.
+/// What lies between two tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TriviaKind {
+    /// Spaces and tabs.
+    Whitespace,
+    /// One line break (`\n`, `\r\n` or `\r`).
+    Newline,
+    /// `// ...`
+    Line,
+    /// `/// ...`, or `/** ... */`
+    Doc,
+    /// `/* ... */`
+    Block,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Trivia {
+    kind: TriviaKind,
+    start: u32,
+    end: u32,
+}
+
+/// A file's tokens and lines, to place elements and find the comments around them.
 struct FileComments<'a> {
     file: &'a SourceFile,
     /// `(start, end, kind)` of every token but the end of file, in order.
@@ -86,13 +130,6 @@ struct FileComments<'a> {
     /// Byte offsets where lines start (after `\n`, or a `\r` not followed by `\n`), as
     /// [`SourceFile`] counts them.
     line_starts: Vec<u32>,
-}
-
-/// One comment found between two tokens.
-struct Comment {
-    start_line: u32,
-    end_line: u32,
-    text: String,
 }
 
 impl<'a> FileComments<'a> {
@@ -127,270 +164,250 @@ impl<'a> FileComments<'a> {
         }
     }
 
-    /// The 1-based column of `offset`, tabs advancing to the next multiple of 4.
+    /// The 1-based column of `offset`, in bytes.
     fn column(&self, offset: u32) -> u32 {
         let line = self.line(offset) as usize;
-        let start = self.line_starts.get(line - 1).copied().unwrap_or(0) as usize;
-        let text = self.file.text().get(start..offset as usize).unwrap_or("");
-        if text.bytes().all(|b| b.is_ascii() && b != b'\t') {
-            return text.len() as u32 + 1;
-        }
-        let mut col = 0u32;
-        for c in text.chars() {
-            if c == '\t' {
-                col = (col / 4 + 1) * 4;
-            } else {
-                col += 1;
-            }
-        }
-        col + 1
+        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        offset.saturating_sub(start) + 1
     }
 
-    fn location(&self, path: Vec<i32>, span: Span) -> Location {
-        let (leading, detached) = self.leading(span.start);
+    /// The index of the token starting at `offset`, else of the last token before it.
+    fn token_at(&self, offset: u32) -> Option<usize> {
+        match self.tokens.binary_search_by_key(&offset, |t| t.0) {
+            Ok(k) => Some(k),
+            Err(0) => (!self.tokens.is_empty()).then_some(0),
+            Err(k) => Some(k - 1),
+        }
+    }
+
+    /// The first token of an element written at `start`, past its decorators (`@name`,
+    /// `@a.b(args)`) and modifiers (`export`, `local`, `mut`).
+    fn element_start(&self, start: u32) -> Option<usize> {
+        let mut k = self.token_at(start)?;
+        loop {
+            match self.tokens.get(k).map(|t| t.2) {
+                Some(TokenKind::Export | TokenKind::Local | TokenKind::Mut) => k += 1,
+                Some(TokenKind::At) => {
+                    k += 1;
+                    // The decorator's (dotted) name.
+                    while let Some(TokenKind::Ident | TokenKind::Dot) =
+                        self.tokens.get(k).map(|t| t.2)
+                    {
+                        k += 1;
+                    }
+                    if self.tokens.get(k).map(|t| t.2) == Some(TokenKind::LParen) {
+                        let mut depth = 0usize;
+                        while let Some(t) = self.tokens.get(k) {
+                            k += 1;
+                            match t.2 {
+                                TokenKind::LParen => depth += 1,
+                                TokenKind::RParen => {
+                                    depth = depth.saturating_sub(1);
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                _ => return Some(k),
+            }
+        }
+    }
+
+    /// The location of an element written at `span`; a definition's starts after its
+    /// decorators and modifiers (`definition`), a member's where it is written.
+    fn location(&self, path: Option<Vec<i32>>, span: Span, definition: bool) -> Location {
+        let first = if definition {
+            self.element_start(span.start)
+        } else {
+            self.token_at(span.start)
+        };
+        let start = first
+            .and_then(|k| self.tokens.get(k))
+            .map_or(span.start, |t| t.0.min(span.end));
+        let (leading, detached) = first.map(|k| self.leading(k)).unwrap_or_default();
         Location {
-            path: Some(path),
+            path,
             span: Some([
-                self.line(span.start) as i32,
-                self.column(span.start) as i32,
+                self.line(start) as i32,
+                self.column(start) as i32,
                 self.line(span.end) as i32,
                 self.column(span.end) as i32,
             ]),
             leading_comments: leading,
-            trailing_comments: self.trailing(span.end),
-            detached_comments: if detached.is_empty() {
-                None
-            } else {
-                Some(detached)
-            },
+            trailing_comments: first.and_then(|k| self.trailing(k)),
+            detached_comments: (!detached.is_empty()).then_some(detached),
         }
     }
 
-    /// Comments in the gap between the token ending at or before `start` and `start`.
-    fn leading(&self, start: u32) -> (Option<String>, Vec<String>) {
-        let Ok(k) = self.tokens.binary_search_by_key(&start, |t| t.0) else {
-            return (None, Vec::new());
-        };
-        let (gap_start, prev_line) = match k.checked_sub(1).and_then(|p| self.tokens.get(p)) {
-            Some(prev) => (prev.1, Some(self.line(prev.1))),
-            None => (0, None),
-        };
-        let element_line = self.line(start);
-        let mut groups: Vec<(u32, Vec<Comment>)> = Vec::new();
-        for c in self.comments_in(gap_start, start) {
-            if Some(c.start_line) == prev_line {
-                continue; // a trailing comment of the previous element
-            }
-            match groups.last_mut() {
-                Some((end, group)) if c.start_line <= *end + 1 => {
-                    *end = c.end_line;
-                    group.push(c);
-                }
-                _ => groups.push((c.end_line, vec![c])),
-            }
-        }
-        let join = |group: &[Comment]| {
-            group
-                .iter()
-                .map(|c| c.text.as_str())
-                .filter(|t| !t.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        let leading = match groups.last() {
-            Some((end, group)) if *end + 1 >= element_line => {
-                let text = join(group);
-                groups.pop();
-                (!text.is_empty()).then_some(text)
-            }
-            _ => None,
-        };
-        let detached = groups
-            .iter()
-            .map(|(_, g)| join(g))
-            .filter(|t| !t.is_empty())
-            .collect();
-        (leading, detached)
-    }
-
-    /// The first comment after the element's last token (and any `;` or `,` right after
-    /// it) that starts on the element's last line.
-    fn trailing(&self, end: u32) -> Option<String> {
-        let mut k = self.tokens.binary_search_by_key(&end, |t| t.1).ok()?;
-        let end_line = self.line(end);
-        while let Some(next) = self.tokens.get(k + 1) {
-            if matches!(next.2, TokenKind::Semi | TokenKind::Comma) && self.line(next.0) == end_line
-            {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        let from = self.tokens.get(k)?.1;
-        let to = self
-            .tokens
-            .get(k + 1)
-            .map(|t| t.0)
-            .unwrap_or(self.file.text().len() as u32);
-        self.comments_in(from, to)
-            .into_iter()
-            .find(|c| c.start_line == end_line)
-            .map(|c| c.text)
-            .filter(|t| !t.is_empty())
-    }
-
-    /// The comments in `[from, to)`, which holds only whitespace and comments.
-    fn comments_in(&self, from: u32, to: u32) -> Vec<Comment> {
-        let text = self.file.text();
-        let bytes = text.as_bytes();
+    /// The trivia in `[from, to)`, which holds nothing else.
+    fn trivia(&self, from: u32, to: u32) -> Vec<Trivia> {
+        let bytes = self.file.text().as_bytes();
         let to = (to as usize).min(bytes.len());
         let mut i = from as usize;
         let mut out = Vec::new();
         while i < to {
-            if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'/') {
-                let start = i;
-                while i < to && bytes[i] != b'\n' && bytes[i] != b'\r' {
-                    i += 1;
+            let start = i;
+            let kind = match bytes[i] {
+                b' ' | b'\t' => {
+                    while i < to && matches!(bytes[i], b' ' | b'\t') {
+                        i += 1;
+                    }
+                    TriviaKind::Whitespace
                 }
-                let raw = text.get(start..i).unwrap_or("");
-                let body = raw
-                    .strip_prefix("///")
-                    .or_else(|| raw.strip_prefix("//"))
-                    .unwrap_or(raw);
-                out.push(Comment {
-                    start_line: self.line(start as u32),
-                    end_line: self.line(start as u32),
-                    text: body.trim().to_string(),
-                });
-            } else if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
-                let start = i;
-                i += 2;
-                while i < to && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
-                    i += 1;
+                b'\r' => {
+                    i += if bytes.get(i + 1) == Some(&b'\n') {
+                        2
+                    } else {
+                        1
+                    };
+                    TriviaKind::Newline
                 }
-                i = (i + 2).min(to);
-                let raw = text.get(start..i).unwrap_or("");
-                out.push(Comment {
-                    start_line: self.line(start as u32),
-                    end_line: self.line(i.saturating_sub(1) as u32),
-                    text: block_text(raw),
-                });
-            } else {
-                i += 1;
+                b'\n' => {
+                    i += 1;
+                    TriviaKind::Newline
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                    let doc = bytes.get(i + 2) == Some(&b'/');
+                    while i < to && !matches!(bytes[i], b'\n' | b'\r') {
+                        i += 1;
+                    }
+                    if doc {
+                        TriviaKind::Doc
+                    } else {
+                        TriviaKind::Line
+                    }
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                    let doc = bytes.get(i + 2) == Some(&b'*') && bytes.get(i + 3) != Some(&b'/');
+                    i += 2;
+                    while i < to && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                        i += 1;
+                    }
+                    i = (i + 2).min(to);
+                    if doc {
+                        TriviaKind::Doc
+                    } else {
+                        TriviaKind::Block
+                    }
+                }
+                _ => {
+                    // Not trivia (cannot happen between two tokens): stop.
+                    break;
+                }
+            };
+            out.push(Trivia {
+                kind,
+                start: start as u32,
+                end: i as u32,
+            });
+        }
+        out
+    }
+
+    /// The trivia after token `k` up to the next token.
+    fn after(&self, k: usize) -> Vec<Trivia> {
+        let Some(token) = self.tokens.get(k) else {
+            return Vec::new();
+        };
+        let to = self
+            .tokens
+            .get(k + 1)
+            .map_or(self.file.text().len() as u32, |t| t.0);
+        self.trivia(token.1, to)
+    }
+
+    /// Token `k`'s trailing trivia: up to the end of its line, the newline included.
+    fn trailing_trivia(&self, k: usize) -> Vec<Trivia> {
+        let mut out = Vec::new();
+        for t in self.after(k) {
+            out.push(t);
+            if t.kind == TriviaKind::Newline {
+                break;
             }
         }
         out
     }
-}
 
-/// The text of a `/* */` or `/** */` comment: markers removed, each line trimmed and
-/// stripped of a leading `*`, blank first and last lines dropped.
-fn block_text(raw: &str) -> String {
-    let inner = raw
-        .strip_prefix("/**")
-        .or_else(|| raw.strip_prefix("/*"))
-        .unwrap_or(raw);
-    let inner = inner.strip_suffix("*/").unwrap_or(inner);
-    let lines: Vec<&str> = inner
-        .lines()
-        .map(|l| {
-            let l = l.trim();
-            let l = l.strip_prefix('*').map(str::trim_start).unwrap_or(l);
-            l.trim_end()
-        })
-        .collect();
-    let first = lines.iter().position(|l| !l.is_empty());
-    let last = lines.iter().rposition(|l| !l.is_empty());
-    match (first, last) {
-        (Some(a), Some(b)) => lines[a..=b].join("\n"),
-        _ => String::new(),
+    /// Token `k`'s leading trivia: after the previous token's trailing trivia.
+    fn leading_trivia(&self, k: usize) -> Vec<Trivia> {
+        let Some(token) = self.tokens.get(k) else {
+            return Vec::new();
+        };
+        let from = match k.checked_sub(1) {
+            None => 0,
+            Some(prev) => self
+                .trailing_trivia(prev)
+                .last()
+                .map_or_else(|| self.tokens[prev].1, |t| t.end),
+        };
+        self.trivia(from, token.0)
+    }
+
+    /// The leading comment and the detached comment groups before token `k`.
+    fn leading(&self, k: usize) -> (Option<String>, Vec<String>) {
+        let mut groups: Vec<String> = Vec::new();
+        let mut new_group = true;
+        let mut newlines = 0;
+        for t in self.leading_trivia(k) {
+            match t.kind {
+                TriviaKind::Newline => {
+                    newlines += 1;
+                    if newlines >= 2 && !groups.is_empty() {
+                        new_group = true;
+                    }
+                }
+                TriviaKind::Line | TriviaKind::Doc | TriviaKind::Block => {
+                    let text = self.comment_text(t);
+                    if !text.is_empty() && groups.len() < MAX_GROUPS {
+                        match groups.last_mut() {
+                            Some(last) if !new_group => *last = text,
+                            _ => {
+                                groups.push(text);
+                                new_group = false;
+                            }
+                        }
+                    }
+                    newlines = 0;
+                }
+                TriviaKind::Whitespace => {}
+            }
+        }
+        let leading = groups.pop();
+        (leading, groups)
+    }
+
+    /// The first `//` or `/* */` comment in token `k`'s trailing trivia.
+    fn trailing(&self, k: usize) -> Option<String> {
+        self.trailing_trivia(k)
+            .into_iter()
+            .find(|t| matches!(t.kind, TriviaKind::Line | TriviaKind::Block))
+            .map(|t| self.comment_text(t))
+            .filter(|text| !text.is_empty())
+    }
+
+    /// A comment without its markers and the blanks around it.
+    fn comment_text(&self, t: Trivia) -> String {
+        let raw = self
+            .file
+            .text()
+            .get(t.start as usize..t.end as usize)
+            .unwrap_or("");
+        let inner = match t.kind {
+            TriviaKind::Doc => raw.strip_prefix("///").unwrap_or(raw),
+            TriviaKind::Line => raw.strip_prefix("//").unwrap_or(raw),
+            TriviaKind::Block if raw.len() >= 4 => raw.get(2..raw.len() - 2).unwrap_or(""),
+            _ => raw,
+        };
+        inner
+            .trim_start_matches([' ', '\t'])
+            .trim_end_matches([' ', '\t', '\n', '\r'])
+            .to_string()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Compiler;
-
-    fn locations(text: &str) -> Vec<Location> {
-        let result = Compiler::new().compile_source("s.bop", text);
-        assert!(!result.has_errors(), "{}", result.render_terminal(false));
-        let model = result.model.as_ref().expect("model");
-        source_code_info(model, &model.schemas[0], &result.sources)
-            .locations
-            .expect("locations")
-    }
-
-    #[test]
-    fn paths_spans_and_order() {
-        let locs = locations(
-            "struct A {\n    x: int32;\n\ty: int32;\n}\nenum E { Z = 0; O = 1; }\nunion U { P(1): { a: int32; }; }\n",
-        );
-        let paths: Vec<Vec<i32>> = locs.iter().map(|l| l.path.clone().expect("path")).collect();
-        assert_eq!(
-            paths,
-            vec![
-                vec![5, 0],
-                vec![5, 0, 1, 0],
-                vec![5, 0, 1, 1],
-                vec![5, 1],
-                vec![5, 1, 2, 0],
-                vec![5, 1, 2, 1],
-                vec![5, 2],
-                vec![5, 2, 1, 0],
-                vec![5, 2, 7, 0],
-                vec![5, 2, 7, 0, 1, 0],
-            ]
-        );
-        assert_eq!(locs[0].span, Some([1, 1, 4, 2]));
-        assert_eq!(locs[1].span.map(|s| s[..2].to_vec()), Some(vec![2, 5]));
-        // A tab advances to column 5 (the next multiple of 4, 1-based).
-        assert_eq!(locs[2].span.map(|s| s[..2].to_vec()), Some(vec![3, 5]));
-    }
-
-    #[test]
-    fn lines_and_columns_agree_with_the_source_map_without_tabs() {
-        let text = "a\r\nbé c\rd\n\nxyz é\u{1F600} w";
-        let file = SourceFile::new("x.bop", text.to_string());
-        let fc = FileComments::new(&file, crate::source::SourceId(0));
-        for (offset, _) in text.char_indices().chain([(text.len(), ' ')]) {
-            let lc = file.line_col(offset as u32);
-            assert_eq!(fc.line(offset as u32), lc.line, "line at {offset}");
-            assert_eq!(fc.column(offset as u32), lc.column, "column at {offset}");
-        }
-        let tabbed = SourceFile::new("t.bop", "\tx\n ab\ty".to_string());
-        let fc = FileComments::new(&tabbed, crate::source::SourceId(0));
-        assert_eq!(fc.column(1), 5);
-        assert_eq!(fc.column(6), 4);
-        assert_eq!(
-            fc.column(7),
-            5,
-            "' ab' is 3 columns, the tab goes to the 4th"
-        );
-        assert_eq!(fc.column(8), 6);
-    }
-
-    #[test]
-    fn leading_trailing_and_detached_comments() {
-        let locs = locations(
-            "// file header\n\n/* detached\n * block */\n\n/// Doc one\n/// Doc two\nstruct A {\n    // about x\n    x: int32; // x trailing\n    y: int32;\n} // after A\n",
-        );
-        assert_eq!(
-            locs[0].leading_comments.as_deref(),
-            Some("Doc one\nDoc two")
-        );
-        assert_eq!(
-            locs[0].detached_comments,
-            Some(vec![
-                "file header".to_string(),
-                "detached\nblock".to_string()
-            ])
-        );
-        assert_eq!(locs[0].trailing_comments.as_deref(), Some("after A"));
-        assert_eq!(locs[1].leading_comments.as_deref(), Some("about x"));
-        assert_eq!(locs[1].trailing_comments.as_deref(), Some("x trailing"));
-        // The trailing comment of x does not lead y.
-        assert_eq!(locs[2].leading_comments, None);
-        assert_eq!(locs[2].trailing_comments, None);
-    }
-}
+mod tests;

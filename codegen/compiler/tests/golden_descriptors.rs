@@ -336,3 +336,143 @@ fn every_valid_fixture_matches_the_reference_descriptors() {
         failures.join("\n")
     );
 }
+
+/// The lines of `text` that end inside a string literal: the reference counts each such line
+/// break twice (SPEC.md, "source info": the one place we deliberately differ).
+fn lines_ending_in_strings(text: &str) -> Vec<i32> {
+    let lexed = bebopc::lexer::lex(bebopc::source::SourceId(0), text);
+    let mut out = Vec::new();
+    for t in &lexed.tokens {
+        if matches!(
+            t.kind,
+            bebopc::lexer::TokenKind::String | bebopc::lexer::TokenKind::Bytes
+        ) {
+            let start = t.span.start as usize;
+            let body = text.get(start..t.span.end as usize).unwrap_or("");
+            for (i, _) in body.match_indices('\n') {
+                let line = text[..start + i].matches('\n').count() as i32 + 1;
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+/// Our line `line` as the reference numbers it.
+fn reference_line(line: i32, in_strings: &[i32]) -> i32 {
+    line + in_strings.iter().filter(|&&l| l < line).count() as i32
+}
+
+/// `--emit-source-info`: the `SourceCodeInfo` of every user schema equals the reference's
+/// (`NAME.request_srcinfo.bin`), location by location and byte for byte, once our line
+/// numbers are shifted the way the reference miscounts line breaks inside string literals.
+#[test]
+fn source_info_matches_the_reference() {
+    let Some(conformance) = conformance_dir() else {
+        return;
+    };
+    let files = valid_files(&conformance);
+    let inputs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+    let mut failures = Vec::new();
+    let (mut checked, mut locations, mut shifted) = (0, 0, 0);
+    for name in reference_names(&conformance) {
+        let root = format!("{name}.bop");
+        let compiler = if name == "dec_validate_export" {
+            Compiler::new().decorator_runtime(FixtureExports)
+        } else {
+            Compiler::new()
+        };
+        let result = compiler.compile_in_memory(&inputs, &[root.as_str()]);
+        assert!(!result.has_errors(), "{root}");
+        let options = DescriptorOptions { source_info: true };
+        let reference = CodeGeneratorRequest::from_bytes(&read_reference(
+            &conformance,
+            &name,
+            "request_srcinfo",
+        ))
+        .expect("decode reference request");
+        let ours = result
+            .code_generator_request(&options, None, &[])
+            .expect("request");
+        let user = |r: &CodeGeneratorRequest| -> Vec<SchemaDescriptor> {
+            r.schemas
+                .iter()
+                .flatten()
+                // (These requests name the standard schemas by an absolute path.)
+                .filter(|s| !is_standard(s) && !s.path.as_deref().unwrap_or("").contains("/bebop/"))
+                .cloned()
+                .collect()
+        };
+        let (reference, mut ours) = (user(&reference), user(&ours));
+        let paths = |v: &[SchemaDescriptor]| v.iter().map(|s| s.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&reference), paths(&ours), "{name}: user schemas");
+        for (r, o) in reference.iter().zip(ours.iter_mut()) {
+            checked += 1;
+            let path = r.path.clone().unwrap_or_default();
+            assert_eq!(r.path, o.path, "{name}: schema order");
+            let text = std::str::from_utf8(&files[&path]).expect("utf-8 fixture");
+            let in_strings = lines_ending_in_strings(text);
+            for loc in o
+                .source_code_info
+                .iter_mut()
+                .flat_map(|i| i.locations.iter_mut().flatten())
+            {
+                if let Some(span) = &mut loc.span {
+                    let adjusted = [
+                        reference_line(span[0], &in_strings),
+                        span[1],
+                        reference_line(span[2], &in_strings),
+                        span[3],
+                    ];
+                    if adjusted != *span {
+                        shifted += 1;
+                    }
+                    *span = adjusted;
+                }
+            }
+            let locs = |s: &SchemaDescriptor| {
+                s.source_code_info
+                    .as_ref()
+                    .and_then(|i| i.locations.clone())
+                    .unwrap_or_default()
+            };
+            let (rl, ol) = (locs(r), locs(o));
+            locations += rl.len();
+            if rl.len() != ol.len() {
+                failures.push(format!(
+                    "{path}: {} locations (reference) vs {} (ours)",
+                    rl.len(),
+                    ol.len()
+                ));
+            }
+            for (a, b) in rl.iter().zip(&ol) {
+                if a != b {
+                    failures.push(format!("{path}:\n    reference {a:?}\n    ours      {b:?}"));
+                }
+            }
+            // The source info's bytes (the rest of the schema is compared by the test above).
+            let only_info = |s: &SchemaDescriptor| SchemaDescriptor {
+                path: s.path.clone(),
+                source_code_info: s.source_code_info.clone(),
+                ..SchemaDescriptor::default()
+            };
+            let (rb, ob) = (encode(vec![only_info(r)]), encode(vec![only_info(o)]));
+            if rb != ob {
+                failures.push(format!("{path}: {}", first_difference(&rb, &ob)));
+            }
+        }
+    }
+    eprintln!(
+        "source info of {checked} user schemas, {locations} locations ({shifted} shifted for line breaks in strings)"
+    );
+    assert!(checked >= 40, "only {checked} user schemas compared");
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -2687,24 +2687,26 @@ pub mod bebop {
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
     pub struct Location<'a> {
         /// Pairs of (field tag, index) leading from the SchemaDescriptor to the element, for
-        /// example `[5, 0, 1, 2]` for the third field of the first definition.
+        /// example `[5, 0, 1, 2]` for the third field of the first definition; nested
+        /// definitions continue with tag 5 (`[5, 0, 5, 1]`). Absent for the members of a
+        /// definition nested two levels deep or more.
         ///
         /// `path(1): int32[]`
         pub path: ::core::option::Option<::bebop_runtime::Array<'a, i32>>,
-        /// Start line, start column, end line, end column; 1-based, tabs count to the next
-        /// multiple of 4.
+        /// Start line, start column, end line, end column; 1-based, columns in bytes. A
+        /// definition starts after its decorators and modifiers.
         ///
         /// `span(2): int32[4]`
         pub span: ::core::option::Option<[i32; 4]>,
-        /// Comments on the lines just before the element.
+        /// The last comment of the comment group before the element.
         ///
         /// `leading_comments(3): string`
         pub leading_comments: ::core::option::Option<&'a str>,
-        /// A comment after the element on its last line.
+        /// A comment right after the element's first token, on its line.
         ///
         /// `trailing_comments(4): string`
         pub trailing_comments: ::core::option::Option<&'a str>,
-        /// Comment groups before the element separated from it by blank lines.
+        /// The last comments of the earlier groups, groups being separated by blank lines.
         ///
         /// `detached_comments(5): string[]`
         pub detached_comments: ::core::option::Option<
@@ -6626,28 +6628,30 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Location {
             /// Pairs of (field tag, index) leading from the SchemaDescriptor to the element, for
-            /// example `[5, 0, 1, 2]` for the third field of the first definition.
+            /// example `[5, 0, 1, 2]` for the third field of the first definition; nested
+            /// definitions continue with tag 5 (`[5, 0, 5, 1]`). Absent for the members of a
+            /// definition nested two levels deep or more.
             ///
             /// `path(1): int32[]`
             pub path: ::core::option::Option<::bebop_runtime::alloc_types::Vec<i32>>,
-            /// Start line, start column, end line, end column; 1-based, tabs count to the next
-            /// multiple of 4.
+            /// Start line, start column, end line, end column; 1-based, columns in bytes. A
+            /// definition starts after its decorators and modifiers.
             ///
             /// `span(2): int32[4]`
             pub span: ::core::option::Option<[i32; 4]>,
-            /// Comments on the lines just before the element.
+            /// The last comment of the comment group before the element.
             ///
             /// `leading_comments(3): string`
             pub leading_comments: ::core::option::Option<
                 ::bebop_runtime::alloc_types::String,
             >,
-            /// A comment after the element on its last line.
+            /// A comment right after the element's first token, on its line.
             ///
             /// `trailing_comments(4): string`
             pub trailing_comments: ::core::option::Option<
                 ::bebop_runtime::alloc_types::String,
             >,
-            /// Comment groups before the element separated from it by blank lines.
+            /// The last comments of the earlier groups, groups being separated by blank lines.
             ///
             /// `detached_comments(5): string[]`
             pub detached_comments: ::core::option::Option<
