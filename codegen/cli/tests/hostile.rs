@@ -150,3 +150,33 @@ fn many_errors_on_one_huge_line_stay_bounded() {
     let out = p.run(&["check", "big.bop", "--color", "never", "--max-errors", "0"]);
     assert!(stderr(&out).matches("error[E").count() > 100);
 }
+
+/// A diagnostic in an imported file names it by a path that opens from the working
+/// directory (its include directory joined with the import), not by the import alone.
+#[test]
+fn diagnostics_in_imports_show_a_path_that_opens() {
+    let p = Project::new();
+    p.write("sub/a.bop", "import \"inc/b.bop\"\nstruct A { b: B; }\n")
+        .write("sub/inc/b.bop", "struct B { x: int33; }\n");
+    let out = p.run(&["check", "-I", "sub", "sub/a.bop"]);
+    assert_status(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("sub/inc/b.bop:1:15: error[E040]"), "{err}");
+    assert!(p.join("sub/inc/b.bop").is_file());
+    // From inside the include directory itself, the import's own path opens.
+    let inside = std::process::Command::new(env!("CARGO_BIN_EXE_bebopc"))
+        .current_dir(p.join("sub"))
+        .args(["check", "-I", ".", "a.bop"])
+        .output()
+        .unwrap();
+    let err = stderr(&inside);
+    assert!(err.starts_with("inc/b.bop:1:15: error[E040]"), "{err}");
+    // The descriptor still names an imported schema by its import path.
+    p.write("sub/inc/b.bop", "struct B { x: int32; }\n");
+    let out = p.run(&["build", "-I", "sub", "sub/a.bop", "--desc_out=out.desc"]);
+    assert_status(&out, 0);
+    let bytes = std::fs::read(p.join("out.desc")).unwrap();
+    let set = DescriptorSet::from_bytes(&bytes).unwrap();
+    let paths: Vec<_> = set.schema_list().iter().map(|s| s.path.clone()).collect();
+    assert!(paths.contains(&Some("inc/b.bop".to_string())), "{paths:?}");
+}

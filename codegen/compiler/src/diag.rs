@@ -418,7 +418,7 @@ impl Diagnostic {
             BOLD,
             &format!(
                 "{}:{}:{}: ",
-                escape_controls(sources.path(self.span.source)),
+                escape_controls(sources.display_path(self.span.source)),
                 pos.line,
                 pos.column
             ),
@@ -471,7 +471,7 @@ impl Diagnostic {
                 let p = sources.line_col(label.span.source, label.span.start);
                 out.push_str(&format!(
                     "  --> {}:{}:{}\n",
-                    escape_controls(sources.path(label.span.source)),
+                    escape_controls(sources.display_path(label.span.source)),
                     p.line,
                     p.column
                 ));
@@ -529,7 +529,7 @@ fn span_json(sources: &SourceMap, span: Span) -> serde_json::Value {
     let start = sources.line_col(span.source, span.start);
     let end = sources.line_col(span.source, span.end);
     serde_json::json!({
-        "file": sources.path(span.source),
+        "file": sources.display_path(span.source),
         "line": start.line,
         "column": start.column,
         "end_line": end.line,

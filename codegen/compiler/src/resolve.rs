@@ -101,8 +101,16 @@ pub fn normalize_import(path: &str) -> Result<String, &'static str> {
 }
 
 enum Found {
-    File { key: String, bytes: Vec<u8> },
-    Builtin { key: String, text: &'static str },
+    /// `shown` is where the file opens from the working directory.
+    File {
+        key: String,
+        bytes: Vec<u8>,
+        shown: String,
+    },
+    Builtin {
+        key: String,
+        text: &'static str,
+    },
 }
 
 struct LoaderState<'a> {
@@ -265,15 +273,21 @@ impl LoaderState<'_> {
                 }
             };
             let target = match self.find(&normalized) {
-                Some(Found::File { key, bytes }) => match self.by_key.get(&key) {
+                Some(Found::File { key, bytes, shown }) => match self.by_key.get(&key) {
                     Some(&t) => Some(t),
-                    None => self.add_file(
-                        key,
-                        normalized.clone(),
-                        FileText::Bytes(bytes),
-                        false,
-                        false,
-                    ),
+                    None => {
+                        let added = self.add_file(
+                            key,
+                            normalized.clone(),
+                            FileText::Bytes(bytes),
+                            false,
+                            false,
+                        );
+                        if let Some(file) = added.and_then(|i| self.loaded.files.get(i)) {
+                            self.sources.set_display_path(file.source, shown);
+                        }
+                        added
+                    }
                 },
                 Some(Found::Builtin { key, text }) => match self.by_key.get(&key) {
                     Some(&t) => Some(t),
@@ -335,14 +349,17 @@ impl LoaderState<'_> {
                         let key = std::fs::canonicalize(&candidate)
                             .map(|p| p.to_string_lossy().into_owned())
                             .unwrap_or_else(|_| candidate.to_string_lossy().into_owned());
+                        let shown = candidate.to_string_lossy();
+                        let shown = shown.strip_prefix("./").unwrap_or(&shown).to_string();
                         if let Some(&_i) = self.by_key.get(&key) {
                             return Some(Found::File {
                                 key,
                                 bytes: Vec::new(),
+                                shown,
                             });
                         }
                         match read_limited(&candidate) {
-                            Ok(bytes) => return Some(Found::File { key, bytes }),
+                            Ok(bytes) => return Some(Found::File { key, bytes, shown }),
                             Err(_) => continue,
                         }
                     }
@@ -365,7 +382,11 @@ impl LoaderState<'_> {
                         } else {
                             bytes.clone()
                         };
-                        return Some(Found::File { key, bytes });
+                        return Some(Found::File {
+                            shown: key.clone(),
+                            key,
+                            bytes,
+                        });
                     }
                 }
             }

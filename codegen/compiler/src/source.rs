@@ -84,6 +84,9 @@ impl fmt::Display for LineCol {
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     path: String,
+    /// Where the file opens from the working directory, when that differs from `path`
+    /// (an import found in an include directory).
+    display: Option<String>,
     text: String,
     line_starts: Vec<u32>,
 }
@@ -94,14 +97,22 @@ impl SourceFile {
         let line_starts = compute_line_starts(&text);
         SourceFile {
             path: path.into(),
+            display: None,
             text,
             line_starts,
         }
     }
 
-    /// The path as given.
+    /// The path as given (for an import, as the schema names it: relative to its include
+    /// directory).
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The path to show the user: one that opens from the working directory (an import
+    /// found in an include directory is shown under that directory).
+    pub fn display_path(&self) -> &str {
+        self.display.as_deref().unwrap_or(&self.path)
     }
 
     /// The whole text.
@@ -232,6 +243,20 @@ impl SourceMap {
     /// The path of a file (empty when the id is unknown).
     pub fn path(&self, id: SourceId) -> &str {
         self.get(id).map(|f| f.path()).unwrap_or("")
+    }
+
+    /// The path to show for a file in messages ([`SourceFile::display_path`]; empty when the
+    /// id is unknown).
+    pub fn display_path(&self, id: SourceId) -> &str {
+        self.get(id).map(|f| f.display_path()).unwrap_or("")
+    }
+
+    /// Sets where a file opens from the working directory, when that differs from its path.
+    pub fn set_display_path(&mut self, id: SourceId, display: impl Into<String>) {
+        if let Some(f) = self.files.get_mut(id.0 as usize) {
+            let display = display.into();
+            f.display = (display != f.path).then_some(display);
+        }
     }
 
     /// Number of files.
