@@ -130,6 +130,7 @@ impl SchemaSource for Vec<SchemaDescriptor> {
 
 /// One generated file.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GeneratedFile {
     /// The file name, relative to the output directory (`/`-separated).
     pub name: String,
@@ -167,6 +168,7 @@ pub enum OwnedForm {
 /// A type the generated code defines: where to find it and how it behaves, for build
 /// scripts and tools that work with the generated code.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TypeInfo {
     /// The schema's fully qualified name.
     pub fqn: String,
@@ -190,6 +192,7 @@ pub struct TypeInfo {
 
 /// What [`Generator::generate`] produced.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GeneratedCode {
     /// The generated files (one per request).
     pub files: Vec<GeneratedFile>,
