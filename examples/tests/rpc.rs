@@ -346,6 +346,16 @@ fn protocol_errors_get_their_status_and_the_server_goes_on() {
                 .unwrap_err(),
         );
         assert_eq!(err.code(), StatusCode::DeadlineExceeded);
+        // The deadline is checked before the method (docs/rpc.md, "Starting a call").
+        let err = status(
+            c.0.unary::<Note, _>(
+                0x1234_5678,
+                &Note { text: "late" },
+                &CallOptions::new().deadline(past),
+            )
+            .unwrap_err(),
+        );
+        assert_eq!(err.code(), StatusCode::DeadlineExceeded);
 
         // A unary method called with a stream of requests.
         let mut call = c.0.client_stream(svc::ECHO.id, &none).unwrap();
@@ -358,7 +368,7 @@ fn protocol_errors_get_their_status_and_the_server_goes_on() {
         assert_eq!(c.echo(&Note { text: "ok" }, &none).unwrap().text, "ok");
     });
     assert_eq!(calls, 1, "only the last echo reached the handler");
-    assert_eq!(outcomes.len(), 9);
+    assert_eq!(outcomes.len(), 10);
 }
 
 /// A clock that moves one second forward each time it is read.

@@ -257,18 +257,17 @@ impl<'s> Server<'s> {
             }
         };
 
+        // The order of docs/rpc.md ("Starting a call"): the deadline, the method, the
+        // calling convention.
+        let expired = header
+            .deadline
+            .is_some_and(|d| deadline_passed(&d, &self.clock.now()));
         let early = match method {
+            _ if expired => Some(Status::new(
+                StatusCode::DeadlineExceeded,
+                "the deadline passed before the call started",
+            )),
             Err(status) => Some(status),
-            Ok(_)
-                if header
-                    .deadline
-                    .is_some_and(|d| deadline_passed(&d, &self.clock.now())) =>
-            {
-                Some(Status::new(
-                    StatusCode::DeadlineExceeded,
-                    "the deadline passed before the call started",
-                ))
-            }
             Ok(m)
                 if !first_is_end
                     && matches!(m.kind, MethodKind::Unary | MethodKind::ServerStream) =>
