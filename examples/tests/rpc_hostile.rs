@@ -201,7 +201,9 @@ impl Raw {
                 Box::new(s)
             }
             Endpoint::Unix(path) => Box::new(tokio::net::UnixStream::connect(path).await.unwrap()),
-            Endpoint::InProcess(_) => unreachable!("raw bytes need a socket"),
+            Endpoint::InProcess(_) | Endpoint::WebSocket(_) => {
+                unreachable!("raw bytes need a binary socket")
+            }
         };
         Raw::over(io)
     }
@@ -932,7 +934,9 @@ async fn small_window(endpoint: &Endpoint) -> Raw {
             let s = socket.connect(*addr).await.unwrap();
             Raw::over(Box::new(s))
         }
-        Endpoint::Unix(_) | Endpoint::InProcess(_) => Raw::connect(endpoint).await,
+        Endpoint::Unix(_) | Endpoint::InProcess(_) | Endpoint::WebSocket(_) => {
+            Raw::connect(endpoint).await
+        }
     }
 }
 

@@ -827,7 +827,7 @@ fn graceful_shutdown_lets_calls_finish_and_refuses_new_ones() {
                     );
                 }
             }
-            Endpoint::InProcess(_) => unreachable!("a binary transport"),
+            Endpoint::InProcess(_) | Endpoint::WebSocket(_) => unreachable!("a binary transport"),
         }
         running.stop().await;
     });
@@ -939,7 +939,9 @@ fn the_blocking_core_client_calls_the_tokio_server() {
             let running = Running::start(transport, lab_server(&probe)).await;
             let endpoint = running.endpoint.clone();
             tokio::task::spawn_blocking(move || match endpoint {
-                Endpoint::InProcess(_) => unreachable!("a binary transport"),
+                Endpoint::InProcess(_) | Endpoint::WebSocket(_) => {
+                    unreachable!("a binary transport")
+                }
                 Endpoint::Tcp(addr) => {
                     let s = std::net::TcpStream::connect(addr).unwrap();
                     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::Peer;
 use crate::metadata::Metadata;
 use crate::queue::Outbox;
-use crate::server::Server;
+use crate::server::{Limits, Server};
 use crate::status::Status;
 use crate::wire::{self, OwnedCallHeader, OwnedFrame};
 
@@ -146,6 +146,71 @@ impl Server {
                 cancel: launched.cancel,
             },
         })
+    }
+}
+
+impl Server {
+    /// The server's resource limits, for a carrier that enforces them on its own wire (the
+    /// largest element it reads, how long it waits for one).
+    pub fn limits(&self) -> &Limits {
+        &self.shared().limits
+    }
+
+    /// Whether [`shutdown`](Server::shutdown) has begun: new connections and calls are
+    /// refused.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared().draining.is_cancelled()
+    }
+
+    /// Resolves once [`shutdown`](Server::shutdown) has begun: a carrier's accept loop
+    /// stops, and its connections that carry no call close.
+    pub fn shutting_down(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.shared().draining.clone().cancelled_owned()
+    }
+
+    /// Admits one connection of a carrier, as the binary listeners admit theirs: it counts
+    /// against `Limits::max_connections` and [`shutdown`](Server::shutdown) waits for it
+    /// while the returned [`CarrierConnection`] is held. The server's identity hook runs on
+    /// `peer`. Refused with `UNAVAILABLE` once shutdown has begun, and with
+    /// `RESOURCE_EXHAUSTED` when the server already serves `max_connections`.
+    pub fn open_connection(&self, peer: Peer) -> Result<CarrierConnection, Status> {
+        let shared = self.shared();
+        if shared.draining.is_cancelled() {
+            return Err(Status::unavailable("the server is shutting down"));
+        }
+        let Ok(permit) = shared.connections.clone().try_acquire_owned() else {
+            return Err(Status::resource_exhausted(format!(
+                "the server serves at most {} connections",
+                shared.limits.max_connections
+            )));
+        };
+        if let Some(hook) = &shared.identity {
+            if let Some(identity) = hook(&peer) {
+                peer.set_identity(identity);
+            }
+        }
+        Ok(CarrierConnection {
+            peer: Arc::new(peer),
+            _permit: permit,
+            _token: shared.tracker.token(),
+        })
+    }
+}
+
+/// One connection of a carrier admitted by [`Server::open_connection`]: holds its place
+/// among `Limits::max_connections` and keeps [`Server::shutdown`] waiting until dropped.
+#[derive(Debug)]
+pub struct CarrierConnection {
+    peer: Arc<Peer>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    _token: tokio_util::task::task_tracker::TaskTrackerToken,
+}
+
+impl CarrierConnection {
+    /// The connection's peer (with the identity the server's hook gave it), for
+    /// [`CallStart::new`].
+    pub fn peer(&self) -> Arc<Peer> {
+        self.peer.clone()
     }
 }
 

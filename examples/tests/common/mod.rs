@@ -207,6 +207,8 @@ pub enum Endpoint {
     Unix(PathBuf),
     /// No socket: calls go through `Server::start_call` in this process.
     InProcess(Server),
+    /// A `ws://` URL served by `bebop_rpc_websocket::serve`.
+    WebSocket(String),
 }
 
 impl Endpoint {
@@ -216,6 +218,9 @@ impl Endpoint {
             Endpoint::Unix(p) => Client::connect_unix(p).await.unwrap(),
             Endpoint::InProcess(server) => {
                 Client::over(bebop_rpc::transport::InProcess::new(server.clone()))
+            }
+            Endpoint::WebSocket(url) => {
+                Client::over(bebop_rpc_websocket::WebSocketConnector::new(url).unwrap())
             }
         }
     }
@@ -228,13 +233,20 @@ pub enum Transport {
     Unix,
     /// `Client::over(InProcess)`: the transport API of `bebop_rpc::transport`, no socket.
     InProcess,
+    /// `Client::over(WebSocketConnector)`: one WebSocket connection per call.
+    WebSocket,
 }
 
 /// The binary connections: every test of connection behaviour runs on both.
 pub const TRANSPORTS: [Transport; 2] = [Transport::Tcp, Transport::Unix];
 
 /// Every carrier of calls: the tests of call semantics (the conformance list) run on each.
-pub const CALL_TRANSPORTS: [Transport; 3] = [Transport::Tcp, Transport::Unix, Transport::InProcess];
+pub const CALL_TRANSPORTS: [Transport; 4] = [
+    Transport::Tcp,
+    Transport::Unix,
+    Transport::InProcess,
+    Transport::WebSocket,
+];
 
 /// A server listening on loopback (or a Unix socket in a fresh temporary directory),
 /// serving until dropped.
@@ -280,6 +292,17 @@ impl Running {
                 task: tokio::spawn(async { Ok(()) }),
                 _dir: None,
             },
+            Transport::WebSocket => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let url = format!("ws://{}/lab", listener.local_addr().unwrap());
+                let task = tokio::spawn(bebop_rpc_websocket::serve(server.clone(), listener));
+                Running {
+                    server,
+                    endpoint: Endpoint::WebSocket(url),
+                    task,
+                    _dir: None,
+                }
+            }
         }
     }
 
