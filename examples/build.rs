@@ -1,5 +1,6 @@
 //! Generates `OUT_DIR/bebop.rs` from `schemas/demo.bop`, `schemas/lab.bop` (an RPC
-//! service of every method kind) and `schemas/kv.bop` (the key-value example): views for
+//! service of every method kind), `schemas/pipeline.bop` (the batch tests' service) and
+//! `schemas/kv.bop` (the key-value example): views for
 //! every build, owned types (`owned::...`) too since this crate uses `std`, and the tokio
 //! services of `bebop-rpc`.
 
@@ -9,6 +10,11 @@ fn main() -> Result<(), bebop_build::Error> {
         .runtime_path("::bebop_runtime")
         .owned_types(true)
         .async_rpc("::bebop_rpc", None)
-        .compile(&["schemas/demo.bop", "schemas/lab.bop", "schemas/kv.bop"])?;
+        .compile(&[
+            "schemas/demo.bop",
+            "schemas/lab.bop",
+            "schemas/pipeline.bop",
+            "schemas/kv.bop",
+        ])?;
     Ok(())
 }

@@ -597,7 +597,24 @@ fn unknown_and_reserved_methods_and_discovery() {
             .unwrap_err();
         assert_eq!(e.code(), StatusCode::NotFound);
         assert_eq!(e.detail(), "no method 0xdeadbeef");
-        for id in 1..=4 {
+        // Method 1 is a batch: "x" is no `BatchRequest`.
+        let e = client
+            .unary::<str, String>(1, "x", CallOptions::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), StatusCode::InvalidArgument);
+        assert!(
+            e.detail().starts_with("the batch request does not decode"),
+            "{e}"
+        );
+        // An empty batch is answered with no results.
+        let empty = client
+            .batch(&bebop_rpc::Batch::new(), CallOptions::new())
+            .await
+            .unwrap();
+        assert!(empty.is_empty());
+        // Futures (2 to 4) are not served.
+        for id in 2..=4 {
             let e = client
                 .unary::<str, String>(id, "x", CallOptions::new())
                 .await

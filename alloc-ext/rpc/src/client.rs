@@ -374,6 +374,49 @@ impl Client {
         .await
     }
 
+    /// Runs `batch` on the server in one round trip: a unary call of method 1
+    /// (`docs/rpc.md`, "Batches"), so it works over every carrier. `options` are the batch
+    /// call's: its deadline bounds every call inside (the server keeps a little of it back
+    /// to answer in time; calls it cut short fail `DEADLINE_EXCEEDED`, the others keep
+    /// their results), and its metadata reaches the batch call's interceptors but not the
+    /// calls inside (those get [`Batch::metadata`](crate::Batch::metadata)).
+    ///
+    /// The whole batch fails (an `Err` here) when the server refuses it: `INVALID_ARGUMENT`
+    /// for a negative or repeated call id or an `input_from` that names no earlier call,
+    /// `RESOURCE_EXHAUSTED` for more calls than the server's limit. A call that fails is an
+    /// `Err` of its own in the [`BatchResults`](crate::BatchResults).
+    ///
+    /// ```
+    /// use bebop_rpc::{Batch, CallOptions, Client, Server, StatusCode};
+    /// use bebop_rpc::transport::InProcess;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let client = Client::over(InProcess::new(Server::builder().build()));
+    /// let mut batch = Batch::new();
+    /// let a = batch.call(0xdead_beefu32, "x").unwrap();
+    /// let results = client.batch(&batch, CallOptions::new()).await.unwrap();
+    /// assert_eq!(results.get::<String>(a).unwrap_err().code(), StatusCode::NotFound);
+    /// # }
+    /// ```
+    pub async fn batch(
+        &self,
+        batch: &crate::Batch,
+        options: CallOptions,
+    ) -> Result<crate::BatchResults, Status> {
+        let request = batch.to_bytes()?;
+        let response = self
+            .unary::<Encoded<'_>, wire::RawMessage>(
+                bebop_runtime::rpc::BATCH_METHOD_ID,
+                &Encoded(&request),
+                options,
+            )
+            .await?;
+        let results = crate::BatchResults::from_bytes(&response.into_inner().0)?;
+        results.check(batch)?;
+        Ok(results)
+    }
+
     /// Calls a server-stream method; read the responses from the returned [`Streaming`].
     pub async fn server_stream<Req, Resp>(
         &self,

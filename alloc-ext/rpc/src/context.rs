@@ -237,6 +237,11 @@ impl Context {
         &self.peer
     }
 
+    /// The peer, shared (the calls of a batch are made as the batch's peer).
+    pub(crate) fn peer_handle(&self) -> Arc<Peer> {
+        self.peer.clone()
+    }
+
     /// Sets a response (trailing) metadata entry: sent in a `TRAILER` frame after the
     /// response, or in the `RpcError` if the call fails.
     pub fn set_response_metadata(&self, key: impl Into<String>, value: impl Into<String>) {

@@ -13,6 +13,9 @@
 //! - [`Client`]: one connection shared by any number of tasks, deadlines enforced locally
 //!   too, cancellation by dropping, response metadata, and server streams that resume from
 //!   their last cursor.
+//! - Batches (method 1): the server runs a [`Batch`] of unary and server-stream calls in one
+//!   round trip, independent calls at once and each call given another's response as its
+//!   request after it ([`Client::batch`], [`BatchResults`]).
 //! - [`Context`]: what a handler knows about its call (`docs/rpc.md`, "Call context").
 //!
 //! Generated code (`bebopc` with the Rust generator's `async_rpc` option) gives every
@@ -50,6 +53,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod batch;
 mod client;
 mod context;
 mod metadata;
@@ -59,6 +63,7 @@ mod status;
 pub mod transport;
 mod wire;
 
+pub use batch::{Batch, BatchResults, CallRef, MethodRef};
 pub use bebop_runtime::rpc::StatusCode;
 pub use client::{Client, ClientLimits, Response, Streaming};
 pub use context::{Address, CallOptions, Context, Credentials, Peer};

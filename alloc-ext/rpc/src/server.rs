@@ -100,6 +100,15 @@ pub struct Limits {
     /// How long a write may make no progress (a client that stopped reading) before the
     /// connection is closed.
     pub write_timeout: Duration,
+    /// The most calls one batch (method 1) may hold; a larger batch is refused whole.
+    pub max_batch_calls: usize,
+    /// The most bytes a batch's encoded `BatchResponse` may take. A call whose results
+    /// (the elements of a server stream, say) would take it past this fails alone.
+    pub max_batch_response: usize,
+    /// At most how much of a batch's time is kept back for sending its response: the calls
+    /// of a batch get the batch's deadline less the smaller of this and a tenth of the time
+    /// the batch has left when it starts (`docs/rpc.md`, "Batches").
+    pub batch_deadline_reserve: Duration,
 }
 
 impl Default for Limits {
@@ -115,6 +124,9 @@ impl Default for Limits {
             element_timeout: Duration::from_secs(10),
             idle_timeout: Some(Duration::from_secs(300)),
             write_timeout: Duration::from_secs(30),
+            max_batch_calls: 1000,
+            max_batch_response: 4 << 20,
+            batch_deadline_reserve: Duration::from_millis(100),
         }
     }
 }

@@ -104,12 +104,17 @@ impl Status {
     /// `INTERNAL` naming the decode error: the peer broke the protocol.
     pub fn from_error_payload(payload: &[u8]) -> Self {
         match RpcError::from_bytes(payload) {
-            Ok(e) => Status {
-                code: e.code.unwrap_or(StatusCode::Unknown),
-                detail: e.detail.unwrap_or("").to_owned(),
-                metadata: e.metadata.map(Metadata::from_view).unwrap_or_default(),
-            },
+            Ok(e) => Status::from_rpc_error(&e),
             Err(e) => Status::internal(format!("the peer sent an undecodable error frame: {e}")),
+        }
+    }
+
+    /// The status a decoded `RpcError` carries (an `RpcError` without a code is `UNKNOWN`).
+    pub(crate) fn from_rpc_error(e: &RpcError<'_>) -> Self {
+        Status {
+            code: e.code.unwrap_or(StatusCode::Unknown),
+            detail: e.detail.unwrap_or("").to_owned(),
+            metadata: e.metadata.map(Metadata::from_view).unwrap_or_default(),
         }
     }
 

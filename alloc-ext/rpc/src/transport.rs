@@ -119,9 +119,21 @@ impl Server {
         if shared.draining.is_cancelled() {
             return Err(Status::unavailable("the server is shutting down"));
         }
+        self.start_admitted(start, shared.limits.response_buffer)
+    }
+
+    /// [`start_call`](Self::start_call) without the shutdown check, its responses queued in
+    /// at most about `response_buffer` bytes: the calls of a batch, which belong to a call
+    /// already in flight (`docs/rpc.md`, "Batches").
+    pub(crate) fn start_admitted(
+        &self,
+        start: CallStart,
+        response_buffer: usize,
+    ) -> Result<TransportCall, Status> {
+        let shared = self.shared();
         let admitted = shared.admit(&start.header)?;
         let method = admitted.info;
-        let out = Arc::new(Outbox::new(shared.limits.response_buffer));
+        let out = Arc::new(Outbox::new(response_buffer));
         let closer = out.clone();
         let launched = shared.launch(
             admitted,

@@ -11,7 +11,12 @@
 //! - unary latency (p50, p99) of sequential calls on one connection, for a small record
 //!   (`PersonSmall`) and a 64 KiB blob;
 //! - unary calls per second with 64 concurrent callers sharing one client (one connection);
-//! - server-stream messages per second: one stream of N items, records or blobs.
+//! - server-stream messages per second: one stream of N items, records or blobs;
+//! - bebop-rpc alone: a chain of five dependent calls (each call's request is the previous
+//!   call's response), made as five sequential unary calls and as one batch (method 1, each
+//!   call taking its input from the one before), through a proxy on loopback that delays
+//!   the bytes in each direction by [`PROXY_DELAY`], as a slow network would
+//!   ([`BatchRow`]).
 //!
 //! The systems are interleaved: every measurement runs in rounds that alternate which
 //! system goes first (A B, B A, A B, ...), each preceded by a warm-up of its own.
@@ -299,6 +304,7 @@ impl pb::bench_server::Bench for TonicBench {
 /// Both servers, listening on loopback, and a client of each.
 struct Systems {
     bebop_server: bebop_rpc::Server,
+    bebop_addr: SocketAddr,
     bebop_task: tokio::task::JoinHandle<std::io::Result<()>>,
     tonic_stop: tokio::sync::oneshot::Sender<()>,
     tonic_task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
@@ -359,6 +365,7 @@ impl Systems {
         let tonic = pb::bench_client::BenchClient::new(channel);
         Ok(Systems {
             bebop_server,
+            bebop_addr,
             bebop_task,
             tonic_stop,
             tonic_task,
@@ -648,6 +655,9 @@ pub struct Settings {
     pub stream_persons: u32,
     /// Items of a blob stream (one stream per round).
     pub stream_blobs: u32,
+    /// Dependent chains of calls made each way (sequential calls, one batch) through the
+    /// delaying proxy, after two of each to warm up.
+    pub batch_chains: usize,
     /// Runs only the measurements whose name contains this (`latency`, `calls/s`,
     /// `stream`, `PersonSmall`, `blob`, ...).
     pub only: Option<String>,
@@ -668,11 +678,12 @@ impl Settings {
             callers: 64,
             stream_persons: 500,
             stream_blobs: 40,
+            batch_chains: 5,
             only: None,
         }
     }
 
-    /// The full run: about 65 seconds on two cores.
+    /// The full run: about 70 seconds on two cores.
     pub fn full() -> Settings {
         Settings {
             rounds: 4,
@@ -682,6 +693,7 @@ impl Settings {
             callers: 64,
             stream_persons: 300_000,
             stream_blobs: 15_000,
+            batch_chains: 200,
             only: None,
         }
     }
@@ -745,6 +757,8 @@ pub struct Report {
     pub settings: Settings,
     /// Every measured row, in order.
     pub rows: Vec<Row>,
+    /// The batch measurement (bebop-rpc only), when it was asked for.
+    pub batch: Option<BatchRow>,
     /// Calls and stream items made and checked, over both systems, warm-ups included.
     pub checked: u64,
     /// How long the run took.
@@ -754,9 +768,12 @@ pub struct Report {
 impl Report {
     /// The rows as a markdown table.
     pub fn table(&self) -> String {
-        let mut out = String::from(
-            "| row | bebop-rpc | tonic | ratio (bebop better by) |\n|---|---:|---:|---:|\n",
-        );
+        let mut out = String::new();
+        if !self.rows.is_empty() {
+            out.push_str(
+                "| row | bebop-rpc | tonic | ratio (bebop better by) |\n|---|---:|---:|---:|\n",
+            );
+        }
         for r in &self.rows {
             out.push_str(&format!(
                 "| {} | {} | {} | {:.2}x |\n",
@@ -766,8 +783,26 @@ impl Report {
                 r.ratio()
             ));
         }
+        if let Some(b) = &self.batch {
+            out.push_str(&format!(
+                "{}| bebop-rpc, {CHAIN} dependent EchoPerson calls, proxy delaying {} µs each way \
+                 | {CHAIN} sequential unary calls | 1 batch | speed-up |\n|---|---:|---:|---:|\n\
+                 | median of {} chains (one unary call: {:.2} ms) | {:.2} ms | {:.2} ms | {:.2}x |\n",
+                if self.rows.is_empty() { "" } else { "\n" },
+                b.delay.as_micros(),
+                b.chains,
+                ms(b.round_trip),
+                ms(b.sequential),
+                ms(b.batched),
+                b.speedup()
+            ));
+        }
         out
     }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// The order of the systems in round `round`: A B, B A, A B, ...
@@ -876,7 +911,7 @@ async fn measure(
     systems: &Systems,
     checked: &mut u64,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<Row>, Error> {
+) -> Result<(Vec<Row>, Option<BatchRow>), Error> {
     let mut ids = Ids(1);
     let mut rows = Vec::new();
 
@@ -1008,7 +1043,264 @@ async fn measure(
             tonic: items / took.tonic.as_secs_f64(),
         });
     }
-    Ok(rows)
+
+    // Batches: bebop-rpc alone, through the delaying proxy.
+    let name = format!("batch vs {CHAIN} sequential calls, through a delaying proxy");
+    let batch = if settings.wanted(&name) {
+        progress(&name);
+        Some(batch_chains(settings, payloads, systems, &mut ids, checked).await?)
+    } else {
+        None
+    };
+    Ok((rows, batch))
+}
+
+// ---------------------------------------------------------------------------------------
+// Batches through a delaying proxy
+
+/// How long the benchmark's proxy holds the bytes of each direction before it forwards
+/// them (the report gives one unary call's time through the proxy, which adds the time the
+/// operating system takes to wake its threads).
+pub const PROXY_DELAY: Duration = Duration::from_micros(500);
+
+/// The calls of one dependent chain.
+pub const CHAIN: usize = 5;
+
+/// The batch measurement: the median time of a chain of [`CHAIN`] dependent calls.
+#[derive(Clone, Debug)]
+pub struct BatchRow {
+    /// The proxy's delay in each direction.
+    pub delay: Duration,
+    /// The chains measured each way.
+    pub chains: usize,
+    /// The median time of one unary call through the proxy.
+    pub round_trip: Duration,
+    /// The median time of a chain made as sequential unary calls.
+    pub sequential: Duration,
+    /// The median time of a chain made as one batch.
+    pub batched: Duration,
+}
+
+impl BatchRow {
+    /// How many times faster the batch is.
+    pub fn speedup(&self) -> f64 {
+        self.sequential.as_secs_f64() / self.batched.as_secs_f64()
+    }
+}
+
+/// A TCP proxy on 127.0.0.1 in front of `target` that forwards what it reads in each
+/// direction `delay` after reading it, as a slow link would. It runs on threads of its own
+/// (a thread's sleep is precise to tens of microseconds, tokio's timer to a millisecond, and
+/// the proxy takes no time from the runtime under test). Dropping it stops accepting;
+/// each connection's threads end when its sockets close.
+struct DelayProxy {
+    addr: SocketAddr,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    accept: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DelayProxy {
+    fn start(target: SocketAddr, delay: Duration) -> Result<DelayProxy, Error> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| format!("binding the proxy failed: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("local_addr failed: {e}"))?;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = stop.clone();
+        let accept = std::thread::Builder::new()
+            .name("delay-proxy".into())
+            .spawn(move || {
+                for inbound in listener.incoming() {
+                    if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(inbound) = inbound else { continue };
+                    let Ok(outbound) = std::net::TcpStream::connect(target) else {
+                        continue;
+                    };
+                    let _ = inbound.set_nodelay(true);
+                    let _ = outbound.set_nodelay(true);
+                    delay_line(&inbound, &outbound, delay);
+                    delay_line(&outbound, &inbound, delay);
+                }
+            })
+            .map_err(|e| format!("starting the proxy failed: {e}"))?;
+        Ok(DelayProxy {
+            addr,
+            stop,
+            accept: Some(accept),
+        })
+    }
+}
+
+impl Drop for DelayProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accepting thread, which sees the flag and ends.
+        let _ = std::net::TcpStream::connect(self.addr);
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+/// Forwards `from` to `to` on two threads, each chunk `delay` after it was read (chunks
+/// read meanwhile wait their own turn, so the link's throughput is not cut). At the end of
+/// `from`, the writing side of `to` is shut down.
+fn delay_line(from: &std::net::TcpStream, to: &std::net::TcpStream, delay: Duration) {
+    use std::io::{Read, Write};
+    let (Ok(mut rd), Ok(mut wr)) = (from.try_clone(), to.try_clone()) else {
+        return;
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Instant, Vec<u8>)>(256);
+    let reader = std::thread::Builder::new()
+        .name("delay-proxy-read".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 64 << 10];
+            while let Ok(n @ 1..) = rd.read(&mut buf) {
+                if tx
+                    .send((Instant::now() + delay, buf[..n].to_vec()))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    if reader.is_err() {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("delay-proxy-write".into())
+        .spawn(move || {
+            for (due, bytes) in rx {
+                let now = Instant::now();
+                if due > now {
+                    std::thread::sleep(due - now);
+                }
+                if wr.write_all(&bytes).is_err() {
+                    break;
+                }
+            }
+            let _ = wr.shutdown(std::net::Shutdown::Write);
+        });
+}
+
+/// One chain as sequential unary calls: each call echoes the previous call's response.
+async fn sequential_chain(
+    client: &bsvc::AsyncClient,
+    person: &bowned::PersonSmall,
+) -> Result<(), Error> {
+    let mut p = person.clone();
+    for _ in 0..CHAIN {
+        p = client
+            .echo_person(&p, bebop_rpc::CallOptions::new())
+            .await
+            .map_err(|e| format!("bebop-rpc EchoPerson failed: {e}"))?
+            .into_inner();
+    }
+    if p != *person {
+        return Err(mismatch("bebop-rpc", "chained EchoPerson", person.id));
+    }
+    Ok(())
+}
+
+/// One chain as one batch: every call after the first takes its input from the one before.
+async fn batch_chain(
+    client: &bebop_rpc::Client,
+    person: &bowned::PersonSmall,
+) -> Result<(), Error> {
+    let mut batch = bebop_rpc::Batch::new();
+    let mut last = batch
+        .call(bsvc::ECHO_PERSON, person)
+        .map_err(|e| format!("building the batch failed: {e}"))?;
+    let mut calls = vec![last];
+    for _ in 1..CHAIN {
+        last = batch.call_from(bsvc::ECHO_PERSON, last);
+        calls.push(last);
+    }
+    let results = client
+        .batch(&batch, bebop_rpc::CallOptions::new())
+        .await
+        .map_err(|e| format!("the bebop-rpc batch failed: {e}"))?;
+    for call in calls {
+        let r: bowned::PersonSmall = results
+            .get(call)
+            .map_err(|e| format!("call {} of the batch failed: {e}", call.call_id()))?;
+        if r != *person {
+            return Err(mismatch("bebop-rpc", "batched EchoPerson", person.id));
+        }
+    }
+    Ok(())
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort_unstable();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+/// Chains of dependent calls through the delaying proxy, both ways, alternating.
+async fn batch_chains(
+    settings: &Settings,
+    payloads: &Arc<Payloads>,
+    systems: &Systems,
+    ids: &mut Ids,
+    checked: &mut u64,
+) -> Result<BatchRow, Error> {
+    let proxy = DelayProxy::start(systems.bebop_addr, PROXY_DELAY)?;
+    let client = bebop_rpc::Client::connect_tcp(proxy.addr)
+        .await
+        .map_err(|e| format!("connecting through the proxy failed: {e}"))?;
+    let typed = bsvc::AsyncClient::new(client.clone());
+    let warmup = 2;
+    let mut single = Vec::new();
+    let mut sequential = Vec::new();
+    let mut batched = Vec::new();
+    for round in 0..warmup + settings.batch_chains {
+        let person = payloads.bebop_person(ids.block(1));
+        let t = Instant::now();
+        let echoed = typed
+            .echo_person(&person, bebop_rpc::CallOptions::new())
+            .await
+            .map_err(|e| format!("bebop-rpc EchoPerson failed: {e}"))?
+            .into_inner();
+        let one = t.elapsed();
+        if echoed != person {
+            return Err(mismatch("bebop-rpc", "EchoPerson", person.id));
+        }
+        // Alternate which way goes first.
+        let (s, b) = if round % 2 == 0 {
+            let t = Instant::now();
+            sequential_chain(&typed, &person).await?;
+            let s = t.elapsed();
+            let t = Instant::now();
+            batch_chain(&client, &person).await?;
+            (s, t.elapsed())
+        } else {
+            let t = Instant::now();
+            batch_chain(&client, &person).await?;
+            let b = t.elapsed();
+            let t = Instant::now();
+            sequential_chain(&typed, &person).await?;
+            (t.elapsed(), b)
+        };
+        *checked += 1 + 2 * CHAIN as u64;
+        if round >= warmup {
+            single.push(one);
+            sequential.push(s);
+            batched.push(b);
+        }
+    }
+    drop(typed);
+    drop(client);
+    drop(proxy);
+    Ok(BatchRow {
+        delay: PROXY_DELAY,
+        chains: settings.batch_chains,
+        round_trip: median(single),
+        sequential: median(sequential),
+        batched: median(batched),
+    })
 }
 
 /// Starts both servers, measures everything `settings` asks for, checks every response,
@@ -1024,13 +1316,14 @@ pub fn run(settings: &Settings, progress: &mut dyn FnMut(&str)) -> Result<Report
     runtime.block_on(async {
         let systems = Systems::start(&payloads).await?;
         let mut checked = 0;
-        let rows = measure(settings, &payloads, &systems, &mut checked, progress).await;
+        let measured = measure(settings, &payloads, &systems, &mut checked, progress).await;
         let stopped = systems.stop().await;
-        let rows = rows?;
+        let (rows, batch) = measured?;
         stopped?;
         Ok(Report {
             settings: settings.clone(),
             rows,
+            batch,
             checked,
             elapsed: started.elapsed(),
         })

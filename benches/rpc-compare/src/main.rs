@@ -1,7 +1,7 @@
 //! `rpc-compare`: bebop-rpc against tonic on loopback, side by side.
 //!
 //! ```text
-//! cargo run --release -p bebop-rpc-compare            # the full run, about 65 s
+//! cargo run --release -p bebop-rpc-compare            # the full run, about 70 s
 //! cargo run -p bebop-rpc-compare -- --quick           # a smoke run of everything
 //! ```
 
@@ -29,7 +29,7 @@ fn main() -> ExitCode {
                      Benchmarks bebop-rpc against tonic on 127.0.0.1, both in this process.\n\
                      --quick        a few calls of everything, every response checked (smoke test)\n\
                      --only TEXT    only the measurements whose name contains TEXT\n\
-                     \x20              (latency, calls/s, stream, PersonSmall, blob)"
+                     \x20              (latency, calls/s, stream, PersonSmall, blob, batch)"
                 );
                 return ExitCode::SUCCESS;
             }

@@ -16,6 +16,10 @@ fn quick_mode_runs_both_systems_and_checks_every_response() {
         );
     }
     assert!(report.checked > 1000, "{}", report.checked);
+    let batch = report.batch.expect("the batch measurement");
+    assert_eq!(batch.chains, 5);
+    assert!(batch.batched > std::time::Duration::ZERO, "{batch:?}");
+    assert!(batch.sequential > batch.batched, "{batch:?}");
 }
 
 #[test]

@@ -99,6 +99,13 @@ impl ServerCall {
     /// The single request of a unary or server-stream call: its one frame must end the
     /// request stream.
     async fn single<Req: for<'a> Decode<'a>>(&mut self) -> Result<Req, Status> {
+        let payload = self.single_payload().await?;
+        decode_request(&payload, 0)
+    }
+
+    /// The payload of the single request frame of a unary call, undecoded (the built-in
+    /// methods decode it themselves).
+    pub(crate) async fn single_payload(&mut self) -> Result<Vec<u8>, Status> {
         let Some(frame) = self.requests.recv().await else {
             return Err(Status::cancelled(
                 "the client went away before sending its request",
@@ -110,7 +117,7 @@ impl ServerCall {
                 self.ctx.method().name
             )));
         }
-        decode_request(&frame.payload, 0)
+        Ok(frame.payload)
     }
 
     /// Runs a unary handler: one request, one response, then the response metadata in a
@@ -190,6 +197,12 @@ impl ServerCall {
         if let Err(s) = self.single::<bebop_runtime::rpc::Empty>().await {
             return fail(&self.ctx, &self.responder, s).await;
         }
+        reply(&self.ctx, &self.responder, Ok(Encoded(bytes))).await
+    }
+
+    /// Answers a unary call with pre-encoded response bytes, its request already read
+    /// (batches).
+    pub(crate) async fn respond_encoded(self, bytes: &[u8]) {
         reply(&self.ctx, &self.responder, Ok(Encoded(bytes))).await
     }
 
