@@ -5,6 +5,9 @@
 //! ```text
 //! cargo run --release -p bebop-codegen-rust --example scale -- [N] [SEED]
 //! ```
+//!
+//! With `BEBOP_SCALE_OUT=FILE` the generated code is also written to `FILE` (to compare the
+//! output of two versions of the generator).
 
 use std::time::Instant;
 
@@ -127,6 +130,12 @@ fn main() {
         .expect("generates");
     let generate = t.elapsed();
     let lines: usize = code.files.iter().map(|f| f.content.lines().count()).sum();
+    if let Some(out) = std::env::var_os("BEBOP_SCALE_OUT") {
+        let text: String = code.files.iter().map(|f| f.content.as_str()).collect();
+        if let Err(e) = std::fs::write(&out, text) {
+            eprintln!("cannot write {}: {e}", std::path::Path::new(&out).display());
+        }
+    }
     println!(
         "{n} definitions (seed {seed}, {} KiB of schema): compile {:.1} ms, generate {:.1} ms, {lines} lines of Rust; peak memory {:.1} MiB after compiling, {:.1} MiB after generating",
         text.len() / 1024,

@@ -5,15 +5,76 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
 
 use crate::GenerateError;
 
-/// Formats `tokens` with prettyplease and prepends `header` (line comments).
-pub(crate) fn pretty(header: &str, tokens: TokenStream) -> Result<String, GenerateError> {
+/// The name of the modules that wrap an item while it is formatted, so that it is laid out
+/// at its real depth (prettyplease breaks lines by the width left after the indentation).
+const WRAPPER: &str = "__bebop_fmt";
+
+/// Formats the items `tokens` as prettyplease lays them out at module depth `depth`: the
+/// lines they take in the whole file, indentation included. Empty for no tokens.
+///
+/// Formatting item by item gives the same text as formatting the whole file at once (an
+/// item's layout does not depend on its neighbours), without ever holding the syntax tree
+/// of the whole file.
+pub(crate) fn items(depth: usize, tokens: TokenStream) -> Result<String, GenerateError> {
+    if tokens.is_empty() {
+        return Ok(String::new());
+    }
+    let text = unparse(depth, tokens)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let inner = lines
+        .get(depth..lines.len().saturating_sub(depth))
+        .ok_or_else(|| GenerateError::Internal("a wrapped item lost its wrapper".into()))?;
+    let mut out = String::with_capacity(text.len());
+    for line in inner {
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The opening lines of a module at depth `depth` whose attributes and `pub mod name` are
+/// `header`: everything prettyplease writes before the module's first item, the `{` line
+/// included.
+pub(crate) fn module_open(depth: usize, header: TokenStream) -> Result<String, GenerateError> {
+    let marker = format_ident!("__BEBOP_FMT_FIRST_ITEM");
+    let text = unparse(depth, quote!(#header { const #marker: () = (); }))?;
+    let mut out = String::new();
+    for line in text.lines().skip(depth) {
+        if line.contains("__BEBOP_FMT_FIRST_ITEM") {
+            return Ok(out);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Err(GenerateError::Internal(
+        "a module header lost its placeholder item".into(),
+    ))
+}
+
+/// The closing line of a module at depth `depth`.
+pub(crate) fn module_close(depth: usize) -> String {
+    format!("{}}}\n", "    ".repeat(depth))
+}
+
+/// The whole file: `header` (line comments), then `body` with an empty line between
+/// consecutive items.
+pub(crate) fn finish(header: &str, body: &str) -> String {
+    format!("{header}\n{}", space_items(body))
+}
+
+/// `tokens` wrapped in `depth` modules, formatted by prettyplease.
+fn unparse(depth: usize, mut tokens: TokenStream) -> Result<String, GenerateError> {
+    let wrapper = format_ident!("{}", WRAPPER);
+    for _ in 0..depth {
+        tokens = quote!(mod #wrapper { #tokens });
+    }
     let file: syn::File = syn::parse2(tokens)
         .map_err(|e| GenerateError::Internal(format!("generated code does not parse: {e}")))?;
-    let body = space_items(&prettyplease::unparse(&file));
-    Ok(format!("{header}\n{body}"))
+    Ok(prettyplease::unparse(&file))
 }
 
 /// Puts an empty line between consecutive items (prettyplease writes them back to back):

@@ -127,6 +127,10 @@ impl SchemaSource for Vec<SchemaDescriptor> {
         self
     }
 }
+/// The most threads one generation formats on.
+const MAX_THREADS: usize = 8;
+/// Items per thread below which another thread does not pay for itself.
+const ITEMS_PER_THREAD: usize = 64;
 
 /// One generated file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -276,6 +280,15 @@ impl Generator {
     #[must_use]
     pub fn rustfmt(mut self, on: bool) -> Self {
         self.options.rustfmt = on;
+        self
+    }
+
+    /// How many threads format the output of a big schema at most (by default as many as
+    /// the machine has, up to 8; small schemas always use one). The output is the same
+    /// whatever the number.
+    #[must_use]
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.options.threads = Some(threads.max(1));
         self
     }
 
@@ -601,9 +614,12 @@ impl Generator {
         self.options.validate()?;
         let model = Model::build(source.schemas(), files_to_generate)?;
         let externs = rules::resolve_externs(&model, &self.options)?;
-        let emitted = emit::Emitter::new(&model, &self.options, &externs)?.emit()?;
+        let emitter = emit::Emitter::new(&model, &self.options, &externs)?;
+        let plan = emitter.plan()?;
+        let texts = self.format_items(&model, &plan, &emitter)?;
+        let body = emitter.assemble(&plan, &texts)?;
         let header = self.header(&model);
-        let pretty = format::pretty(&header, emitted.tokens)?;
+        let pretty = format::finish(&header, &body);
         let mut warnings = rules::unmatched(&model, &self.options, &externs);
         let content = if self.options.rustfmt {
             match format::rustfmt(&pretty) {
@@ -627,6 +643,83 @@ impl Generator {
             warnings,
             types: self.type_infos(&model, &externs),
         })
+    }
+
+    /// The formatted text of every item of `plan`, in order. Big files are formatted on
+    /// several threads, each with an emitter of its own (token trees cannot cross threads);
+    /// the text is the same whatever the number of threads.
+    fn format_items(
+        &self,
+        model: &Model<'_>,
+        plan: &emit::Plan,
+        emitter: &emit::Emitter<'_, '_>,
+    ) -> Result<Vec<String>, GenerateError> {
+        let one = |emitter: &emit::Emitter<'_, '_>, source: emit::Source| {
+            format::items(plan.depth(model, source), emitter.emit_source(source)?)
+        };
+        let threads = self
+            .options
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .min(MAX_THREADS)
+            .min(plan.sources.len() / ITEMS_PER_THREAD)
+            .max(1);
+        if threads == 1 {
+            return plan.sources.iter().map(|&s| one(emitter, s)).collect();
+        }
+        // Each worker stops at its first error and reports it with the item's index.
+        type Done = Result<Vec<(usize, String)>, (usize, GenerateError)>;
+        let results: Vec<Done> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|k| {
+                    scope.spawn(move || -> Done {
+                        let externs =
+                            rules::resolve_externs(model, &self.options).map_err(|e| (0, e))?;
+                        let emitter = emit::Emitter::new(model, &self.options, &externs)
+                            .map_err(|e| (0, e))?;
+                        // Every `threads`-th item, so that each thread gets a fair share
+                        // of every kind of definition.
+                        plan.sources
+                            .iter()
+                            .enumerate()
+                            .skip(k)
+                            .step_by(threads)
+                            .map(|(i, &s)| one(&emitter, s).map(|t| (i, t)).map_err(|e| (i, e)))
+                            .collect()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        let e = GenerateError::Internal("a formatting thread panicked".into());
+                        Err((0, e))
+                    })
+                })
+                .collect()
+        });
+        let mut texts = vec![String::new(); plan.sources.len()];
+        // The error of the earliest item, as a single thread would report it.
+        let mut first_error: Option<(usize, GenerateError)> = None;
+        for result in results {
+            match result {
+                Ok(done) => {
+                    for (i, text) in done {
+                        texts[i] = text;
+                    }
+                }
+                Err((i, e)) => {
+                    if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                        first_error = Some((i, e));
+                    }
+                }
+            }
+        }
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(texts),
+        }
     }
 
     fn header(&self, model: &Model<'_>) -> String {

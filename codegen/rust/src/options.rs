@@ -153,6 +153,9 @@ pub struct Options {
     /// (`$RUSTFMT`, else `rustfmt` on `PATH`); otherwise (or when this is off) the output is
     /// formatted by prettyplease alone.
     pub rustfmt: bool,
+    /// How many threads format the output of a big schema at most; `None` for as many as
+    /// the machine has (up to 8). The output is the same whatever the number.
+    pub threads: Option<usize>,
     /// The name of the generated file; by default the one file to generate with `.rs` for
     /// `.bop`, or `bebop_generated.rs` when several files are generated together.
     pub file_name: Option<String>,
@@ -190,6 +193,7 @@ impl Default for Options {
             owned_map: OwnedMap::BTreeMap,
             defmt: None,
             rustfmt: true,
+            threads: None,
             file_name: None,
             async_rpc: None,
             async_rpc_cfg: None,

@@ -24,9 +24,33 @@ use crate::{GenerateError, Options, OwnedMap};
 /// types go through the runtime's `serde_support` helpers.
 const SERDE_MAX_ARRAY: usize = 32;
 
-/// The tokens of one generated file, before formatting.
-pub(crate) struct Emitted {
-    pub tokens: TokenStream,
+/// Where one item of the output comes from: a definition's view side or owned side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The view type of a definition (or its enum, constant, service), in its module.
+    View(DefId),
+    /// The owned form of a type, in the `owned` module.
+    Owned(DefId),
+}
+
+/// The layout of one generated file: which items go in which module, in order. The items
+/// are emitted and formatted one by one ([`Emitter::emit_source`]), then put together
+/// ([`Emitter::assemble`]); no token tree of the whole file is ever built.
+pub(crate) struct Plan {
+    views: ModNode,
+    owned: ModNode,
+    /// Every item, in the order of the output.
+    pub sources: Vec<Source>,
+}
+
+impl Plan {
+    /// The module depth of `source`'s items (0: the file's top level).
+    pub(crate) fn depth(&self, model: &Model<'_>, source: Source) -> usize {
+        match source {
+            Source::View(id) => model.defs[id].module.len(),
+            Source::Owned(id) => 1 + model.defs[id].module.len(),
+        }
+    }
 }
 
 pub(crate) struct Emitter<'m, 'd> {
@@ -45,10 +69,11 @@ pub(crate) struct Emitter<'m, 'd> {
     pub field_rules: AttributeRules,
 }
 
-/// A module of the output, with its items and child modules in first-use order.
+/// A module of the output, with its items (indices into [`Plan::sources`]) and child modules
+/// in first-use order.
 #[derive(Default)]
 struct ModNode {
-    items: Vec<TokenStream>,
+    items: Vec<usize>,
     children: Vec<(String, ModNode)>,
 }
 
@@ -68,8 +93,10 @@ impl ModNode {
         node
     }
 
-    fn is_empty(&self) -> bool {
-        self.items.is_empty() && self.children.iter().all(|(_, c)| c.is_empty())
+    /// Whether the module would hold nothing: no item with text, no child that is not empty.
+    fn is_empty(&self, texts: &[String]) -> bool {
+        self.items.iter().all(|&i| texts[i].is_empty())
+            && self.children.iter().all(|(_, c)| c.is_empty(texts))
     }
 }
 
@@ -123,8 +150,8 @@ impl<'m, 'd> Emitter<'m, 'd> {
         &self.model.defs[id]
     }
 
-    /// Emits the whole file.
-    pub(crate) fn emit(&self) -> Result<Emitted, GenerateError> {
+    /// Lays out the whole file: the items of every definition, in order, and their modules.
+    pub(crate) fn plan(&self) -> Result<Plan, GenerateError> {
         if self.opts.owned_types {
             if let Some(id) = crate::analysis::owned_fixed_array_cycle(self.model) {
                 return Err(GenerateError::unsupported(
@@ -136,55 +163,55 @@ impl<'m, 'd> Emitter<'m, 'd> {
         if self.opts.serde {
             self.check_serde_arrays()?;
         }
-        let mut views = ModNode::default();
-        let mut owned = ModNode::default();
+        let mut plan = Plan {
+            views: ModNode::default(),
+            owned: ModNode::default(),
+            sources: Vec::new(),
+        };
         for (id, def) in self.model.defs.iter().enumerate() {
-            if self.externs.contains_key(&id) {
+            if self.externs.contains_key(&id) || matches!(def.body, Body::Decorator) {
                 continue;
             }
-            let items = match &def.body {
-                Body::Struct { .. } | Body::Message { .. } | Body::Union { .. } => {
-                    self.record_view(id)?
-                }
-                Body::Enum { .. } => self.enumeration(id)?,
-                Body::Flags { .. } => self.flags(id)?,
-                Body::Const { .. } => self.constant(id)?,
-                Body::Service { .. } => self.service(id)?,
-                Body::Decorator => TokenStream::new(),
-            };
-            if !items.is_empty() {
-                views.at(&def.module).items.push(items);
-            }
+            plan.views.at(&def.module).items.push(plan.sources.len());
+            plan.sources.push(Source::View(id));
             if self.opts.owned_types && def.is_type() {
+                plan.owned.at(&def.module).items.push(plan.sources.len());
+                plan.sources.push(Source::Owned(id));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The items of one [`Source`] (empty when the definition needs none there).
+    pub(crate) fn emit_source(&self, source: Source) -> Result<TokenStream, GenerateError> {
+        match source {
+            Source::View(id) => match &self.def(id).body {
+                Body::Struct { .. } | Body::Message { .. } | Body::Union { .. } => {
+                    self.record_view(id)
+                }
+                Body::Enum { .. } => self.enumeration(id),
+                Body::Flags { .. } => self.flags(id),
+                Body::Const { .. } => self.constant(id),
+                Body::Service { .. } => self.service(id),
+                Body::Decorator => Ok(TokenStream::new()),
+            },
+            Source::Owned(id) => {
+                let def = self.def(id);
                 let mut path = vec![OWNED_MODULE.to_string()];
                 path.extend(def.module.iter().cloned());
-                let items = if def.is_record() {
+                Ok(if def.is_record() {
                     self.record_owned(id, &path)?
                 } else {
                     self.same_owned(id, &path)
-                };
-                if !items.is_empty() {
-                    owned.at(&def.module).items.push(items);
-                }
+                })
             }
         }
-        let docs = self.module_docs();
-        let mut body = self.render_children(&views, &[], &docs, false);
-        if self.opts.owned_types && !owned.is_empty() {
-            let inner = self.render_children(&owned, &[], &docs, true);
-            let cfg = self.owned_cfg.as_ref().map(|p| quote!(#[cfg(#p)]));
-            let owned_ident = ident(OWNED_MODULE);
-            body.extend(quote! {
-                /// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
-                /// recursion), with `Encode`/`Decode` and conversions from and to the views
-                /// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
-                /// are their own owned forms and appear here as aliases.
-                #cfg
-                pub mod #owned_ident {
-                    #inner
-                }
-            });
-        }
+    }
+
+    /// Puts the file together from the formatted text of every item of `plan` (`texts`,
+    /// in the order of [`Plan::sources`]): the ABI check, then the modules with their items,
+    /// modules that would be empty left out.
+    pub(crate) fn assemble(&self, plan: &Plan, texts: &[String]) -> Result<String, GenerateError> {
         let rt = &self.rt;
         let abi_message = format!(
             "this code was generated by bebopc-gen-rust {} for runtime ABI {}; regenerate it or use a matching bebop-core",
@@ -192,11 +219,30 @@ impl<'m, 'd> Emitter<'m, 'd> {
             crate::CODEGEN_ABI
         );
         let abi = Literal::u32_unsuffixed(crate::CODEGEN_ABI);
-        let tokens = quote! {
-            const _: () = ::core::assert!(#rt::CODEGEN_ABI == #abi, #abi_message);
-            #body
-        };
-        Ok(Emitted { tokens })
+        let mut out = crate::format::items(
+            0,
+            quote! {
+                const _: () = ::core::assert!(#rt::CODEGEN_ABI == #abi, #abi_message);
+            },
+        )?;
+        let docs = self.module_docs();
+        self.render_children(&plan.views, &[], &docs, false, texts, 0, &mut out)?;
+        if self.opts.owned_types && !plan.owned.is_empty(texts) {
+            let cfg = self.owned_cfg.as_ref().map(|p| quote!(#[cfg(#p)]));
+            let owned_ident = ident(OWNED_MODULE);
+            let header = quote! {
+                /// Owned forms of the types of this file (`String`, `Vec`, maps, `Box` for
+                /// recursion), with `Encode`/`Decode` and conversions from and to the views
+                /// (`ToOwnedValue`, `AsView`). Enums, flags and records without borrowed data
+                /// are their own owned forms and appear here as aliases.
+                #cfg
+                pub mod #owned_ident
+            };
+            out.push_str(&crate::format::module_open(0, header)?);
+            self.render_children(&plan.owned, &[], &docs, true, texts, 1, &mut out)?;
+            out.push_str(&crate::format::module_close(0));
+        }
+        Ok(out)
     }
 
     fn module_docs(&self) -> BTreeMap<Vec<String>, String> {
@@ -222,24 +268,26 @@ impl<'m, 'd> Emitter<'m, 'd> {
         docs
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn render_children(
         &self,
         node: &ModNode,
         path: &[String],
         docs: &BTreeMap<Vec<String>, String>,
         owned: bool,
-    ) -> TokenStream {
-        let mut out = TokenStream::new();
-        for item in &node.items {
-            out.extend(item.clone());
+        texts: &[String],
+        depth: usize,
+        out: &mut String,
+    ) -> Result<(), GenerateError> {
+        for &item in &node.items {
+            out.push_str(&texts[item]);
         }
         for (name, child) in &node.children {
-            if child.is_empty() {
+            if child.is_empty(texts) {
                 continue;
             }
             let mut child_path = path.to_vec();
             child_path.push(name.clone());
-            let inner = self.render_children(child, &child_path, docs, owned);
             let doc = match docs.get(&child_path) {
                 Some(d) if owned => format!("Owned forms of: {}", lower_first(d)),
                 Some(d) => d.clone(),
@@ -254,15 +302,16 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 .then(|| quote!(#[allow(clippy::module_inception)]));
             let m = ident(name);
             let doc = Self::doc_lines(&[doc]);
-            out.extend(quote! {
+            let header = quote! {
                 #doc
                 #inception
-                pub mod #m {
-                    #inner
-                }
-            });
+                pub mod #m
+            };
+            out.push_str(&crate::format::module_open(depth, header)?);
+            self.render_children(child, &child_path, docs, owned, texts, depth + 1, out)?;
+            out.push_str(&crate::format::module_close(depth));
         }
-        out
+        Ok(())
     }
 
     // ----- paths and types -------------------------------------------------------------
