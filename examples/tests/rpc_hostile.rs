@@ -201,9 +201,7 @@ impl Raw {
                 Box::new(s)
             }
             Endpoint::Unix(path) => Box::new(tokio::net::UnixStream::connect(path).await.unwrap()),
-            Endpoint::InProcess(_) | Endpoint::WebSocket(_) => {
-                unreachable!("raw bytes need a binary socket")
-            }
+            _ => unreachable!("raw bytes need a socket"),
         };
         Raw::over(io)
     }
@@ -934,9 +932,7 @@ async fn small_window(endpoint: &Endpoint) -> Raw {
             let s = socket.connect(*addr).await.unwrap();
             Raw::over(Box::new(s))
         }
-        Endpoint::Unix(_) | Endpoint::InProcess(_) | Endpoint::WebSocket(_) => {
-            Raw::connect(endpoint).await
-        }
+        _ => Raw::connect(endpoint).await,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::io;
 use std::time::Duration;
 
-use bebop_rpc::transport::{CallStart, CarrierConnection, RequestSender, ResponseStream};
+use bebop_rpc::transport::{CallStart, ConnectionSlot, RequestSender, ResponseStream};
 use bebop_rpc::{Address, Limits, Metadata, Peer, Server, Status, StatusCode};
 use bebop_runtime::rpc::{
     Encoded, FrameFlags, ProtocolError, encode_frame, frame_len, parse_call_header_exact,
@@ -181,7 +181,7 @@ enum WriteEnd {
     Failed,
 }
 
-async fn run<S>(server: &Server, mut socket: WebSocketStream<S>, connection: CarrierConnection)
+async fn run<S>(server: &Server, mut socket: WebSocketStream<S>, connection: ConnectionSlot)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -324,7 +324,7 @@ where
 fn call_start(
     bytes: &[u8],
     limits: &Limits,
-    connection: &CarrierConnection,
+    connection: &ConnectionSlot,
 ) -> Result<CallStart, (Status, CloseCode)> {
     let header = match parse_call_header_exact(bytes, limits.max_call_header) {
         Ok(h) => h,
@@ -351,7 +351,7 @@ fn call_start(
         }
     };
     // A call header without a method id calls discovery (docs/rpc.md, "Decisions").
-    let mut start = CallStart::new(header.method_id.unwrap_or(0), connection.peer())
+    let mut start = CallStart::new(header.method_id.unwrap_or(0), connection.peer().clone())
         .metadata(header.metadata.map(Metadata::from_view).unwrap_or_default())
         .cursor(header.cursor.unwrap_or(0));
     if let Some(deadline) = header.deadline {

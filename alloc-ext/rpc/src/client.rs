@@ -485,9 +485,27 @@ impl Client {
                         return call.unary_from(frame).await;
                     }
                     item = requests.next() => match item {
-                        Some(item) => call.sender().send(FrameFlags::NONE, item).await?,
+                        Some(item) => {
+                            // A carrier that ends the call once it answered closes the
+                            // outbox: the answer, not the closed outbox, is the outcome.
+                            let sender = call.sender();
+                            tokio::select! {
+                                biased;
+                                frame = call.queue.pop() => return call.unary_from(frame).await,
+                                sent = sender.send(FrameFlags::NONE, item) => {
+                                    if let Err(e) = sent {
+                                        return match call.queue.pop().await {
+                                            Some(frame) => call.unary_from(Some(frame)).await,
+                                            None => Err(e),
+                                        };
+                                    }
+                                }
+                            }
+                        }
                         None => {
-                            call.sender().send(FrameFlags::END_STREAM, Encoded(&[])).await?;
+                            // Sent or not (the answer may have come and the carrier ended),
+                            // what the server answered is the outcome.
+                            let _ = call.sender().send(FrameFlags::END_STREAM, Encoded(&[])).await;
                             return call.read_unary().await;
                         }
                     },

@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::Peer;
 use crate::metadata::Metadata;
 use crate::queue::Outbox;
-use crate::server::{Limits, Server};
+use crate::server::Server;
 use crate::status::Status;
 use crate::wire::{self, OwnedCallHeader, OwnedFrame};
 
@@ -162,30 +162,30 @@ impl Server {
 }
 
 impl Server {
-    /// The server's resource limits, for a carrier that enforces them on its own wire (the
-    /// largest element it reads, how long it waits for one).
-    pub fn limits(&self) -> &Limits {
+    /// The server's resource limits, for a carrier to apply its own way (an HTTP server
+    /// bounds request headers and bodies with them).
+    pub fn limits(&self) -> &crate::Limits {
         &self.shared().limits
     }
 
-    /// Whether [`shutdown`](Server::shutdown) has begun: new connections and calls are
+    /// Whether [`shutdown`](Self::shutdown) has begun: new connections and calls are
     /// refused.
     pub fn is_shutting_down(&self) -> bool {
         self.shared().draining.is_cancelled()
     }
 
-    /// Resolves once [`shutdown`](Server::shutdown) has begun: a carrier's accept loop
+    /// Resolves once [`shutdown`](Self::shutdown) has begun: a carrier's accept loop
     /// stops, and its connections that carry no call close.
     pub fn shutting_down(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         self.shared().draining.clone().cancelled_owned()
     }
 
-    /// Admits one connection of a carrier, as the binary listeners admit theirs: it counts
-    /// against `Limits::max_connections` and [`shutdown`](Server::shutdown) waits for it
-    /// while the returned [`CarrierConnection`] is held. The server's identity hook runs on
-    /// `peer`. Refused with `UNAVAILABLE` once shutdown has begun, and with
-    /// `RESOURCE_EXHAUSTED` when the server already serves `max_connections`.
-    pub fn open_connection(&self, peer: Peer) -> Result<CarrierConnection, Status> {
+    /// Admits one connection a carrier accepted itself (an HTTP or WebSocket server): it
+    /// takes one of [`Limits::max_connections`](crate::Limits::max_connections), runs the
+    /// identity hook on `peer`, and keeps [`shutdown`](Self::shutdown) waiting until the
+    /// returned [`ConnectionSlot`] is dropped. Refused with `UNAVAILABLE` once shutdown has
+    /// begun and `RESOURCE_EXHAUSTED` when every slot is taken.
+    pub fn open_connection(&self, peer: Peer) -> Result<ConnectionSlot, Status> {
         let shared = self.shared();
         if shared.draining.is_cancelled() {
             return Err(Status::unavailable("the server is shutting down"));
@@ -201,28 +201,51 @@ impl Server {
                 peer.set_identity(identity);
             }
         }
-        Ok(CarrierConnection {
+        Ok(ConnectionSlot {
             peer: Arc::new(peer),
             _permit: permit,
             _token: shared.tracker.token(),
+            draining: shared.draining.clone(),
+            stop: shared.stop.clone(),
         })
     }
 }
 
-/// One connection of a carrier admitted by [`Server::open_connection`]: holds its place
-/// among `Limits::max_connections` and keeps [`Server::shutdown`] waiting until dropped.
-#[derive(Debug)]
-pub struct CarrierConnection {
+/// A connection admitted by [`Server::open_connection`]. While it lives it counts
+/// against `max_connections` and [`Server::shutdown`] waits for it; the carrier drains the
+/// connection when [`draining`](Self::draining) resolves and drops it at the latest when
+/// [`stopped`](Self::stopped) does.
+pub struct ConnectionSlot {
     peer: Arc<Peer>,
     _permit: tokio::sync::OwnedSemaphorePermit,
     _token: tokio_util::task::task_tracker::TaskTrackerToken,
+    draining: CancellationToken,
+    stop: CancellationToken,
 }
 
-impl CarrierConnection {
-    /// The connection's peer (with the identity the server's hook gave it), for
-    /// [`CallStart::new`].
-    pub fn peer(&self) -> Arc<Peer> {
-        self.peer.clone()
+impl ConnectionSlot {
+    /// The peer, with the identity the server's hook gave it.
+    pub fn peer(&self) -> &Arc<Peer> {
+        &self.peer
+    }
+
+    /// Resolves once shutdown has begun: finish the calls in flight, take no new ones.
+    pub async fn draining(&self) {
+        self.draining.cancelled().await
+    }
+
+    /// Resolves once shutdown's grace period is over: close the connection now.
+    pub async fn stopped(&self) {
+        self.stop.cancelled().await
+    }
+}
+
+impl std::fmt::Debug for ConnectionSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionSlot")
+            .field("peer", &self.peer)
+            .field("draining", &self.draining.is_cancelled())
+            .finish_non_exhaustive()
     }
 }
 

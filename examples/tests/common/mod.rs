@@ -209,6 +209,17 @@ pub enum Endpoint {
     InProcess(Server),
     /// A `ws://` URL served by `bebop_rpc_websocket::serve`.
     WebSocket(String),
+    /// An HTTP server (`bebop-rpc-http`) at this base URL, called over HTTP/1.1, or h2c
+    /// with prior knowledge.
+    Http {
+        url: String,
+        h2: bool,
+    },
+    /// An HTTPS server whose self-signed certificate `tls` trusts (ALPN picks HTTP/2).
+    Https {
+        url: String,
+        tls: Arc<bebop_rpc_http::rustls::ClientConfig>,
+    },
 }
 
 impl Endpoint {
@@ -222,6 +233,27 @@ impl Endpoint {
             Endpoint::WebSocket(url) => {
                 Client::over(bebop_rpc_websocket::WebSocketConnector::new(url).unwrap())
             }
+            Endpoint::Http { url, h2 } => {
+                let mut builder = bebop_rpc_http::HttpConnector::builder(url);
+                if *h2 {
+                    builder = builder.http2_prior_knowledge();
+                }
+                Client::over(builder.build().unwrap())
+            }
+            Endpoint::Https { url, tls } => Client::over(
+                bebop_rpc_http::HttpConnector::builder(url)
+                    .tls_config(tls.clone())
+                    .build()
+                    .unwrap(),
+            ),
+        }
+    }
+
+    /// The base URL of an HTTP endpoint.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            Endpoint::Http { url, .. } | Endpoint::Https { url, .. } => Some(url),
+            _ => None,
         }
     }
 }
@@ -235,17 +267,38 @@ pub enum Transport {
     InProcess,
     /// `Client::over(WebSocketConnector)`: one WebSocket connection per call.
     WebSocket,
+    /// `bebop-rpc-http` over HTTP/1.1 (duplex calls are `UNIMPLEMENTED` there).
+    Http1,
+    /// `bebop-rpc-http` over HTTP/2 without TLS, prior knowledge.
+    H2c,
+    /// `bebop-rpc-http` over TLS with a self-signed certificate, HTTP/2 by ALPN.
+    Https,
+}
+
+impl Transport {
+    /// Whether calls travel over HTTP.
+    pub fn is_http(self) -> bool {
+        matches!(self, Transport::Http1 | Transport::H2c | Transport::Https)
+    }
+
+    /// Whether duplex calls work (not over HTTP/1.1, docs/rpc.md "HTTP transport").
+    pub fn has_duplex(self) -> bool {
+        self != Transport::Http1
+    }
 }
 
 /// The binary connections: every test of connection behaviour runs on both.
 pub const TRANSPORTS: [Transport; 2] = [Transport::Tcp, Transport::Unix];
 
 /// Every carrier of calls: the tests of call semantics (the conformance list) run on each.
-pub const CALL_TRANSPORTS: [Transport; 4] = [
+pub const CALL_TRANSPORTS: [Transport; 7] = [
     Transport::Tcp,
     Transport::Unix,
     Transport::InProcess,
     Transport::WebSocket,
+    Transport::Http1,
+    Transport::H2c,
+    Transport::Https,
 ];
 
 /// A server listening on loopback (or a Unix socket in a fresh temporary directory),
@@ -303,6 +356,39 @@ impl Running {
                     _dir: None,
                 }
             }
+            Transport::Http1 | Transport::H2c => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let url = format!("http://{}", listener.local_addr().unwrap());
+                let task = tokio::spawn(bebop_rpc_http::serve(server.clone(), listener));
+                Running {
+                    server,
+                    endpoint: Endpoint::Http {
+                        url,
+                        h2: transport == Transport::H2c,
+                    },
+                    task,
+                    _dir: None,
+                }
+            }
+            Transport::Https => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let url = format!("https://{}", listener.local_addr().unwrap());
+                let (server_tls, client_tls) = self_signed_tls();
+                let task = tokio::spawn(bebop_rpc_http::serve_tls(
+                    server.clone(),
+                    listener,
+                    server_tls,
+                ));
+                Running {
+                    server,
+                    endpoint: Endpoint::Https {
+                        url,
+                        tls: client_tls,
+                    },
+                    task,
+                    _dir: None,
+                }
+            }
         }
     }
 
@@ -318,6 +404,35 @@ impl Running {
         self.server.shutdown(Duration::from_secs(5)).await;
         self.task.await.unwrap().unwrap();
     }
+}
+
+/// A self-signed certificate for 127.0.0.1: the server's TLS configuration, and a client's
+/// that trusts it (both on the ring provider).
+pub fn self_signed_tls() -> (
+    Arc<bebop_rpc_http::rustls::ServerConfig>,
+    Arc<bebop_rpc_http::rustls::ClientConfig>,
+) {
+    use bebop_rpc_http::rustls;
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let cert = certified.cert.der().clone();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let server = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.clone()], key)
+        .unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert).unwrap();
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    (Arc::new(server), Arc::new(client))
 }
 
 /// A temporary directory removed on drop.
