@@ -28,11 +28,12 @@ instead. Parameter keys: runtime, owned, owned_cfg, map, defmt, rustfmt, file
 (e.g. `--rust_opt=runtime=::bebop_runtime,owned=true`).
 
 Configuration: `bebop.yml` (or `-c FILE`, YAML or JSON) in the working directory or a parent
-gives `sources`, `exclude`, `include`, `plugins` (NAME: DIR) and `options`.
+gives `sources`, `exclude`, `include`, `plugins` (NAME: DIR), `options` and `format` (the
+layout of `bebopc fmt`: `{ indent: 4, line_width: 100 }`).
 
-Exit status: 0 success, 1 errors in the schemas (or `init` refusing to overwrite), 2 usage or
-configuration errors, 3 code generation failed (a plugin missing, crashing or reporting an
-error, or output that cannot be written).";
+Exit status: 0 success, 1 errors in the schemas (or `init` refusing to overwrite, or files
+`fmt --check` would change), 2 usage or configuration errors, 3 code generation failed (a
+plugin missing, crashing or reporting an error, or output that cannot be written).";
 
 /// `bebopc`: the Bebop schema compiler.
 #[derive(Parser, Debug)]
@@ -88,6 +89,24 @@ pub enum Command {
     Build(BuildArgs),
     /// Parse and validate schemas without generating anything.
     Check(CheckArgs),
+    /// Rewrite schemas in the canonical layout (comments and meaning are kept).
+    #[command(
+        after_help = "Examples:\n  bebopc fmt                        # the configuration's sources, in place\n  \
+        bebopc fmt schemas/*.bop --check  # exit 1 and print a diff if any would change\n  \
+        bebopc fmt --stdin < a.bop > b.bop\n\n\
+        Layout: `format: { indent: 4, line_width: 100 }` in bebop.yml, or --indent and\n\
+        --line-width. A file with syntax errors is reported (exit 1) and left as it is."
+    )]
+    Fmt(FmtArgs),
+    /// Build, then build again whenever a schema, an import or the configuration changes.
+    #[command(
+        after_help = "Takes the options of `bebopc build` (--NAME_out=DIR, --desc_out, -I, ...).\n\
+        Watches the schemas and everything they import, the directories the `sources`\n\
+        globs start in, and the configuration file; changes within --debounce\n\
+        milliseconds make one rebuild. Errors are reported and watching goes on; Ctrl-C\n\
+        (or SIGTERM) stops it after the build in progress, with exit status 0."
+    )]
+    Watch(WatchArgs),
     /// Create a starter bebop.yml and schema in the working directory.
     Init,
     /// Print a shell completion script.
@@ -153,6 +172,42 @@ pub struct BuildArgs {
     /// `--NAME_opt=PARAM` flags (filled by [`extract_plugin_flags`]).
     #[arg(skip)]
     pub params: Vec<(String, String)>,
+}
+
+/// `bebopc fmt`.
+#[derive(Args, Debug, Clone)]
+pub struct FmtArgs {
+    /// Schema files or glob patterns (default: the configuration's `sources`).
+    #[arg(value_name = "FILES")]
+    pub files: Vec<String>,
+    /// Leave out files matching this glob (repeatable).
+    #[arg(short = 'x', long = "exclude", value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Change no file: print a unified diff (on stdout) for each file that is not formatted,
+    /// and exit with status 1 if there is one.
+    #[arg(long)]
+    pub check: bool,
+    /// Read one schema from standard input and write it formatted to standard output.
+    #[arg(long, conflicts_with = "files")]
+    pub stdin: bool,
+    /// Spaces per indentation level (default: `format.indent` of bebop.yml, or 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub indent: Option<u8>,
+    /// Wrap decorator arguments past this line width (default: `format.line_width` of
+    /// bebop.yml, or 100).
+    #[arg(long = "line-width", value_name = "N")]
+    pub line_width: Option<usize>,
+}
+
+/// `bebopc watch`.
+#[derive(Args, Debug, Clone)]
+pub struct WatchArgs {
+    /// What each build does, as `bebopc build` takes it.
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Milliseconds without a further change before rebuilding.
+    #[arg(long, value_name = "MS", default_value_t = 150)]
+    pub debounce: u64,
 }
 
 /// `--color`.
@@ -252,7 +307,15 @@ pub fn extract_plugin_flags(args: Vec<OsString>) -> Result<(Vec<OsString>, Plugi
     Ok((rest, flags))
 }
 
-const COMMANDS: &[&str] = &["build", "check", "init", "completion", "help"];
+const COMMANDS: &[&str] = &[
+    "build",
+    "check",
+    "fmt",
+    "watch",
+    "init",
+    "completion",
+    "help",
+];
 
 /// `bebopc schema.bop --c_out=gen` means `bebopc build schema.bop --c_out=gen`: when the first
 /// argument that is not an option is not a command but looks like a path (it has a `.`, `/`

@@ -106,7 +106,27 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
             return exit::USAGE;
         }
     };
-    let plugins = plugins(args, &project, &reporter);
+    build_project(args, global, &project, &reporter).status
+}
+
+/// What one build did.
+#[derive(Debug)]
+pub struct BuildRun {
+    /// The exit status `bebopc build` would have.
+    pub status: u8,
+    /// The files the compilation read (the schemas and everything they import, standard
+    /// schemas included), as named in its sources: what `bebopc watch` watches.
+    pub read: Vec<String>,
+}
+
+/// Builds a loaded project: compile, write the descriptor set, run the plugins.
+pub fn build_project(
+    args: &BuildArgs,
+    global: &GlobalArgs,
+    project: &Project,
+    reporter: &Reporter,
+) -> BuildRun {
+    let plugins = plugins(args, project, reporter);
     for p in &plugins {
         if p.out.exists() && !p.out.is_dir() {
             reporter.error(&format!(
@@ -114,12 +134,33 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
                 p.name,
                 p.out.display()
             ));
-            return exit::USAGE;
+            return BuildRun {
+                status: exit::USAGE,
+                read: project.files.clone(),
+            };
         }
     }
 
-    let result = project.compile(&reporter);
-    let had_errors = report_compilation(&result, &reporter, global);
+    let result = project.compile(reporter);
+    let read: Vec<String> = result
+        .sources
+        .iter()
+        .map(|(_, f)| f.path().to_string())
+        .collect();
+    let status = generate(args, project, &plugins, &result, reporter, global);
+    BuildRun { status, read }
+}
+
+/// After compiling: the descriptor set and the plugins.
+fn generate(
+    args: &BuildArgs,
+    project: &Project,
+    plugins: &[PluginConfig],
+    result: &Compilation,
+    reporter: &Reporter,
+    global: &GlobalArgs,
+) -> u8 {
+    let had_errors = report_compilation(result, reporter, global);
     let Some(model) = result.model.as_ref().filter(|_| !had_errors) else {
         return exit::SCHEMA_ERRORS;
     };
@@ -172,7 +213,7 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
             .unwrap_or(RunOptions::DEFAULT_MAX_RESPONSE_BYTES),
         ..RunOptions::default()
     };
-    for plugin in &plugins {
+    for plugin in plugins {
         let mut host_options = global_options.clone();
         for (k, v) in &plugin.options {
             set_option(&mut host_options, k, v);
@@ -184,7 +225,7 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> u8 {
             .find(|(n, _)| *n == plugin.name)
             .map(|(_, p)| p.clone());
         let request = descriptor::request_from_set(&set, files.clone(), parameter, &host_options);
-        if !run_plugin(plugin, &request, &locator, &result, &reporter, &run_options) {
+        if !run_plugin(plugin, &request, &locator, result, reporter, &run_options) {
             status = exit::GENERATION;
         }
     }

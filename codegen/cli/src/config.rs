@@ -12,14 +12,19 @@
 //!     path: ./tools/bebopc-gen-ts   # (an extension: the plugin executable)
 //! options:                          # host options for every plugin
 //!   namespace: MyApp.Models
+//! format:                           # the layout of `bebopc fmt`
+//!   indent: 4                       # spaces per level (1 to 16)
+//!   line_width: 100                 # decorator arguments are wrapped past it
 //! ```
 //!
 //! `rust` without a `path` is the Rust generator built into bebopc (no executable needed).
 //!
 //! Paths in the file (include directories, output directories, plugin executables, and the
 //! base of the `sources` globs) are relative to the file's directory. Scalar option values
-//! are kept as text (`true`, `3`). Unknown keys give a warning, wrong types an error with
-//! the file, line and column.
+//! are kept as text (`true`, `3`). Unknown top-level keys give a warning; unknown keys inside
+//! a plugin or `format`, and wrong types, an error with the file, line and column. A
+//! `watch` key (the reference compiler's watch settings) is accepted and ignored: `bebopc
+//! watch` watches the sources, their imports and this file.
 //!
 //! The older JSON layout (`bebop.json` with `include` as source globs and `generators`:
 //! `[{ alias, outFile, ...}]`) is recognised by its `generators` key: `include` becomes
@@ -56,6 +61,15 @@ pub struct PluginConfig {
     pub options: Vec<(String, String)>,
 }
 
+/// `format:`: what is given of the formatter's layout (the rest is the default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FormatConfig {
+    /// `indent`: spaces per indentation level.
+    pub indent: Option<usize>,
+    /// `line_width`: the longest line wanted.
+    pub line_width: Option<usize>,
+}
+
 /// A loaded configuration file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
@@ -75,6 +89,8 @@ pub struct Config {
     pub options: Vec<(String, String)>,
     /// `plugin_timeout`: seconds a plugin may run before it is killed (0: no limit).
     pub plugin_timeout: Option<u64>,
+    /// `format`: the layout of `bebopc fmt`.
+    pub format: FormatConfig,
     /// Things worth telling the user (unknown keys, legacy layout).
     pub warnings: Vec<String>,
 }
@@ -222,9 +238,11 @@ pub fn parse(text: &str, path: &Path, root: &Path) -> Result<Config, ConfigError
                         })?,
                 );
             }
-            ("watch", _) => {} // the reference's `watch` settings; no watch command here yet
+            ("format", _) => config.format = cx.format(v)?,
+            // The reference's `watch` settings; `bebopc watch` needs none.
+            ("watch", _) => {}
             _ => config.warnings.push(format!(
-                "{}: unknown key `{key}` ignored (expected sources, exclude, include, plugins, options, plugin_timeout)",
+                "{}: unknown key `{key}` ignored (expected sources, exclude, include, plugins, options, plugin_timeout, format)",
                 where_(path, k)
             )),
         }
@@ -352,6 +370,49 @@ impl Cx<'_> {
             YamlData::Value(Scalar::Null) => Ok(Vec::new()),
             _ => Err(self.err(node, format!("`{key}` must be a mapping of `key: value`"))),
         }
+    }
+
+    /// `format: { indent, line_width }`.
+    fn format(&self, node: &MarkedYaml<'_>) -> Result<FormatConfig, ConfigError> {
+        let map = match &untag(node).data {
+            YamlData::Mapping(map) => map,
+            YamlData::Value(Scalar::Null) => return Ok(FormatConfig::default()),
+            _ => {
+                return Err(self.err(
+                    node,
+                    "`format` must be a mapping (`{ indent: 4, line_width: 100 }`)".into(),
+                ));
+            }
+        };
+        let mut out = FormatConfig::default();
+        for (k, v) in map.iter() {
+            let number = |name: &str, range: std::ops::RangeInclusive<usize>| {
+                scalar_text(v)
+                    .and_then(|t| t.parse::<usize>().ok())
+                    .filter(|n| range.contains(n))
+                    .ok_or_else(|| {
+                        self.err(
+                            v,
+                            format!(
+                                "`format.{name}` must be a whole number from {} to {}",
+                                range.start(),
+                                range.end()
+                            ),
+                        )
+                    })
+            };
+            match key_str(k) {
+                Some("indent") => out.indent = Some(number("indent", 1..=16)?),
+                Some("line_width") => out.line_width = Some(number("line_width", 1..=10_000)?),
+                _ => {
+                    return Err(self.err(
+                        k,
+                        "unknown key in `format` (expected indent, line_width)".into(),
+                    ));
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn plugins(
@@ -610,6 +671,44 @@ mod tests {
             Vec::<String>::new()
         );
         assert!(parse("# only a comment\n", Path::new("b.yml"), Path::new(".")).is_ok());
+    }
+
+    #[test]
+    fn format_settings() {
+        let c = parse(
+            "format:\n  indent: 2\n  line_width: 80\nwatch: { anything: 1 }\n",
+            Path::new("b.yml"),
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(
+            c.format,
+            FormatConfig {
+                indent: Some(2),
+                line_width: Some(80)
+            }
+        );
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let c = parse(
+            "{\"format\": {\"indent\": 8}}",
+            Path::new("b.json"),
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(c.format.indent, Some(8));
+        assert_eq!(c.format.line_width, None);
+        let e = parse("format:\n  indnet: 2\n", Path::new("b.yml"), Path::new(".")).unwrap_err();
+        assert_eq!(e.position, Some((2, 3)), "{e}");
+        assert!(e.message.contains("unknown key in `format`"), "{e}");
+        let e = parse(
+            "format: { indent: 0 }\n",
+            Path::new("b.yml"),
+            Path::new("."),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("from 1 to 16"), "{e}");
+        let e = parse("format: [4]\n", Path::new("b.yml"), Path::new(".")).unwrap_err();
+        assert!(e.message.contains("must be a mapping"), "{e}");
     }
 
     #[test]

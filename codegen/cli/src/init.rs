@@ -6,8 +6,8 @@ use crate::exit;
 use crate::report::Reporter;
 
 /// The configuration written by `init`.
-pub const CONFIG: &str = r#"# Bebop compiler configuration (read by `bebopc build` and `bebopc check`
-# when no files are named on the command line).
+pub const CONFIG: &str = r#"# Bebop compiler configuration (read by `bebopc build`, `check`, `fmt` and
+# `watch` when no files are named on the command line).
 
 # Schemas to compile (globs, relative to this file).
 sources:
@@ -27,6 +27,11 @@ plugins: {}
 
 # Options passed to every plugin (as with -D KEY=VALUE).
 options: {}
+
+# The layout `bebopc fmt` writes.
+format:
+  indent: 4
+  line_width: 100
 "#;
 
 /// Where `init` writes the starter schema.

@@ -4,6 +4,8 @@
 //! bebopc build [FILES...] [--NAME_out=DIR]... [--desc_out=FILE] [--plugin NAME=PATH]...
 //!              [-D KEY=VAL]... [-I DIR]... [-x GLOB]... [--emit-source-info]
 //! bebopc check [FILES...] [-I DIR]... [-x GLOB]...
+//! bebopc fmt [FILES...] [--check] [--stdin] [--indent N] [--line-width N] [-x GLOB]...
+//! bebopc watch [the options of build...] [--debounce MS]
 //! bebopc init
 //! bebopc completion bash|zsh|fish|powershell|elvish
 //! global: [-c FILE] [--format terminal|json] [--color auto|always|never] [-q] [-v] [--no-warn]
@@ -13,18 +15,32 @@
 //! writes the DescriptorSet. The Rust generator (`bebop-codegen-rust`) is built in:
 //! `--rust_out=DIR` runs it in-process on the request a `bebopc-gen-rust` plugin would get
 //! (with `--rust_opt` and `-D` options) and writes the same files, unless
-//! `--plugin rust=PATH` (or `path:` in the configuration) names an executable to run instead. Without FILES, the configuration's `sources` are compiled (see
-//! [`config`]). Exit status: 0 success, 1 schema errors (or `init` refusing to overwrite),
-//! 2 usage or configuration errors, 3 code generation failed.
+//! `--plugin rust=PATH` (or `path:` in the configuration) names an executable to run instead.
+//! Without FILES, the configuration's `sources` are compiled (see [`config`]).
+//!
+//! `fmt` rewrites schemas in the canonical layout of `bebopc::format` (every comment and the
+//! meaning kept; a file with syntax errors is reported and left alone); `--check` changes
+//! nothing and prints a unified diff per file that would change; `--stdin` formats standard
+//! input to standard output; the layout comes from `format:` in the configuration (see
+//! [`fmt`]). `watch` builds like `build`, then again, debounced, whenever a schema, an import
+//! or the configuration changes, reporting errors and going on until Ctrl-C or SIGTERM (see
+//! [`watch`]).
+//!
+//! Exit status: 0 success, 1 schema errors (or `init` refusing to overwrite, or files that
+//! `fmt --check` would change), 2 usage or configuration errors, 3 code generation failed (or
+//! `fmt` could not write a file).
 #![forbid(unsafe_code)]
 
 mod args;
 mod build;
 mod config;
+mod diff;
+mod fmt;
 mod init;
 mod project;
 mod report;
 mod sources;
+mod watch;
 
 use std::process::ExitCode;
 
@@ -36,7 +52,8 @@ use crate::args::{Cli, Command};
 mod exit {
     /// Success.
     pub const OK: u8 = 0;
-    /// Errors in the schemas (or `init` refusing to overwrite).
+    /// Errors in the schemas (or `init` refusing to overwrite, or `fmt --check` finding
+    /// files to reformat).
     pub const SCHEMA_ERRORS: u8 = 1;
     /// A bad command line or configuration.
     pub const USAGE: u8 = 2;
@@ -61,16 +78,18 @@ fn main() -> ExitCode {
             build_args.params = plugin_flags.params;
             build::build(&build_args, &cli.global)
         }
+        Command::Watch(mut watch_args) => {
+            watch_args.build.outs = plugin_flags.outs;
+            watch_args.build.params = plugin_flags.params;
+            watch::watch(&watch_args, &cli.global)
+        }
         Command::Check(check_args) => {
-            if !plugin_flags.outs.is_empty() || !plugin_flags.params.is_empty() {
-                let mut cmd = Cli::command();
-                cmd.error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    "--NAME_out and --NAME_opt are for `bebopc build`",
-                )
-                .exit();
-            }
+            no_plugin_flags(&plugin_flags);
             build::check(&check_args, &cli.global)
+        }
+        Command::Fmt(fmt_args) => {
+            no_plugin_flags(&plugin_flags);
+            fmt::fmt(&fmt_args, &cli.global)
         }
         Command::Init => init::init(
             std::path::Path::new("."),
@@ -84,4 +103,16 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(status)
+}
+
+/// `--NAME_out` and `--NAME_opt` belong to `build` and `watch`: a usage error elsewhere.
+fn no_plugin_flags(flags: &args::PluginFlags) {
+    if !flags.outs.is_empty() || !flags.params.is_empty() {
+        let mut cmd = Cli::command();
+        cmd.error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--NAME_out and --NAME_opt are for `bebopc build` and `bebopc watch`",
+        )
+        .exit();
+    }
 }

@@ -133,6 +133,24 @@ impl Reporter {
         }
     }
 
+    /// `bebopc fmt --check`: the diff that formatting `file` would make; on stdout (in the
+    /// JSON format, as the `diff` of an object naming the file).
+    pub fn file_diff(&self, file: &str, diff: &str) {
+        let mut out = std::io::stdout().lock();
+        if self.json {
+            let value = serde_json::json!({
+                "severity": "error",
+                "file": file,
+                "message": "the file is not formatted",
+                "diff": diff,
+            });
+            let _ = writeln!(out, "{value}");
+        } else {
+            let _ = out.write_all(diff.as_bytes());
+        }
+        let _ = out.flush();
+    }
+
     /// Whether `-v` was given.
     pub fn is_verbose(&self) -> bool {
         self.verbose

@@ -40,7 +40,7 @@ fn set(patterns: &[String]) -> Result<GlobSet, String> {
 
 /// The directory a pattern's matches must lie under: its leading components without glob
 /// characters.
-fn base_dir(pattern: &str) -> PathBuf {
+pub fn base_dir(pattern: &str) -> PathBuf {
     let mut base = PathBuf::new();
     let parts: Vec<&str> = clean(pattern).split('/').collect();
     for part in &parts[..parts.len().saturating_sub(1)] {

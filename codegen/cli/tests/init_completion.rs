@@ -25,6 +25,10 @@ fn init_writes_a_project_that_checks_and_builds() {
     .unwrap();
     assert!(set.find_definition("example.Greeting").is_some());
     assert!(set.find_definition("example.Greeter").is_some());
+    // The starter schema is formatted.
+    let fmt = p.run(&["fmt", "--check"]);
+    assert_status(&fmt, 0);
+    assert_eq!(stdout(&fmt), "");
 }
 
 #[test]
@@ -59,7 +63,17 @@ fn completion_scripts() {
         assert_status(&out, 0);
         let script = stdout(&out);
         assert!(script.contains(marker), "{shell}: {script}");
-        for word in ["build", "check", "desc_out", "emit-source-info", "no-warn"] {
+        for word in [
+            "build",
+            "check",
+            "fmt",
+            "watch",
+            "debounce",
+            "line-width",
+            "desc_out",
+            "emit-source-info",
+            "no-warn",
+        ] {
             assert!(script.contains(word), "{shell} script lacks {word}");
         }
     }

@@ -14,6 +14,9 @@
 //! 5. [`descriptor`] (and [`source_info`]): the model lowered to a `DescriptorSet` or a
 //!    plugin's `CodeGeneratorRequest`, byte-compatible with the reference compiler.
 //!
+//! Beside the pipeline, [`format`](mod@crate::format) lays a schema out canonically without changing its tokens
+//! or comments (`bebopc fmt`).
+//!
 //! The `bebopc` command line lives in the `bebopc-cli` package.
 //!
 //! ```
@@ -30,6 +33,7 @@ pub mod compiler;
 pub mod decorator;
 pub mod descriptor;
 pub mod diag;
+pub mod format;
 pub mod lexer;
 pub mod literal;
 pub mod model;
