@@ -56,6 +56,7 @@
 mod batch;
 mod client;
 mod context;
+pub mod futures;
 mod metadata;
 mod queue;
 mod server;
