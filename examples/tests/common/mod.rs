@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use bebop_rpc::{Client, Context, Requests, ResponseSink, Server, ServerBuilder, Status};
 
+pub mod nginx;
+
 #[allow(dead_code, clippy::all)]
 pub mod schema {
     include!(concat!(env!("OUT_DIR"), "/bebop.rs"));
