@@ -108,6 +108,7 @@ fn parse_one_frame(bytes: &[u8], max_payload: usize) -> Result<Frame<'_>, Status
     parse_frame_exact(bytes, max_payload).map_err(|e| match e {
         ProtocolError::FrameTooLarge { .. } => Status::resource_exhausted(e.to_string()),
         ProtocolError::InvalidFlags { .. } => Status::invalid_argument(e.to_string()),
+        ProtocolError::Compressed { .. } => Status::unimplemented(e.to_string()),
         _ if is_call_header_shaped(bytes) => Status::invalid_argument(
             "a second call header: a WebSocket connection carries one call; open another \
              connection for the next",

@@ -378,6 +378,15 @@ impl<R: tokio::io::AsyncRead + Unpin> ElementReader<R> {
                 )),
             });
         }
+        if header.flags.contains(FrameFlags::COMPRESSED) {
+            // No compression is offered, so none may be used (docs/rpc.md, "Frame flags").
+            return Err(ReadError::Refused {
+                stream_id,
+                status: Status::unimplemented(
+                    "a compressed frame, but no compression was negotiated",
+                ),
+            });
+        }
         Ok(())
     }
 }
@@ -440,6 +449,21 @@ mod tests {
             r.frame().await,
             Err(ReadError::Refused { stream_id: 1, .. })
         ));
+        // COMPRESSED: no compression was negotiated.
+        let bytes = [0u8, 0, 0, 0, 0x05, 9, 0, 0, 0];
+        let mut r = ElementReader {
+            inner: tokio::io::BufReader::new(&bytes[..]),
+            max_payload: 1024,
+            max_call_header: 64,
+            element_timeout: Duration::from_secs(1),
+        };
+        match r.frame().await {
+            Err(ReadError::Refused {
+                stream_id: 9,
+                status,
+            }) => assert_eq!(status.code(), bebop_runtime::rpc::StatusCode::Unimplemented),
+            other => panic!("{other:?}"),
+        }
         let bytes = [0x00u8, 0x10, 0, 0];
         let mut r = ElementReader {
             inner: tokio::io::BufReader::new(&bytes[..]),

@@ -103,6 +103,7 @@ impl<'a> Frame<'a> {
 /// connection-oriented server usually answers and closes, a packet link just answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ProtocolError {
     /// A frame's declared payload is larger than the receiver accepts. Nothing of it was
     /// buffered.
@@ -120,6 +121,13 @@ pub enum ProtocolError {
         stream_id: u32,
         /// The flag bits (reserved bits dropped).
         flags: u8,
+    },
+    /// A frame has `COMPRESSED` set, but no compression was negotiated: this
+    /// implementation offers none (`docs/rpc.md`, "Not implemented"), so a sender may not
+    /// compress.
+    Compressed {
+        /// The frame's stream.
+        stream_id: u32,
     },
     /// A call header's declared length is larger than the receiver accepts.
     CallHeaderTooLarge {
@@ -146,12 +154,13 @@ pub enum ProtocolError {
 
 impl ProtocolError {
     /// The status an answer to this error carries: `RESOURCE_EXHAUSTED` for the size limits,
-    /// `INVALID_ARGUMENT` for the rest.
+    /// `UNIMPLEMENTED` for a compressed frame, `INVALID_ARGUMENT` for the rest.
     pub const fn status_code(&self) -> StatusCode {
         match self {
             ProtocolError::FrameTooLarge { .. } | ProtocolError::CallHeaderTooLarge { .. } => {
                 StatusCode::ResourceExhausted
             }
+            ProtocolError::Compressed { .. } => StatusCode::Unimplemented,
             _ => StatusCode::InvalidArgument,
         }
     }
@@ -160,7 +169,8 @@ impl ProtocolError {
     pub const fn stream_id(&self) -> Option<u32> {
         match self {
             ProtocolError::FrameTooLarge { stream_id, .. }
-            | ProtocolError::InvalidFlags { stream_id, .. } => Some(*stream_id),
+            | ProtocolError::InvalidFlags { stream_id, .. }
+            | ProtocolError::Compressed { stream_id } => Some(*stream_id),
             _ => None,
         }
     }
@@ -180,6 +190,10 @@ impl fmt::Display for ProtocolError {
             ProtocolError::InvalidFlags { stream_id, flags } => write!(
                 f,
                 "frame on stream {stream_id} has the invalid flag combination {flags:#04x}"
+            ),
+            ProtocolError::Compressed { stream_id } => write!(
+                f,
+                "frame on stream {stream_id} is compressed, but no compression was negotiated"
             ),
             ProtocolError::CallHeaderTooLarge { declared, limit } => write!(
                 f,
@@ -434,6 +448,11 @@ fn check_header(header: &FrameHeader, max_payload: usize) -> Result<(), Protocol
         return Err(ProtocolError::InvalidFlags {
             stream_id: header.stream_id,
             flags: header.flags.bits(),
+        });
+    }
+    if header.flags.contains(FrameFlags::COMPRESSED) {
+        return Err(ProtocolError::Compressed {
+            stream_id: header.stream_id,
         });
     }
     Ok(())
