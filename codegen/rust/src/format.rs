@@ -63,7 +63,11 @@ pub(crate) fn module_close(depth: usize) -> String {
 /// The whole file: `header` (line comments), then `body` with an empty line between
 /// consecutive items.
 pub(crate) fn finish(header: &str, body: &str) -> String {
-    format!("{header}\n{}", space_items(body))
+    let mut out = String::with_capacity(header.len() + 1 + body.len() + body.len() / 16);
+    out.push_str(header);
+    out.push('\n');
+    space_items_into(&mut out, body);
+    out
 }
 
 /// `tokens` wrapped in `depth` modules, formatted by prettyplease.
@@ -77,14 +81,13 @@ fn unparse(depth: usize, mut tokens: TokenStream) -> Result<String, GenerateErro
     Ok(prettyplease::unparse(&file))
 }
 
-/// Puts an empty line between consecutive items (prettyplease writes them back to back):
-/// before a line that starts an item or its docs/attributes when the line before, at the
-/// same indentation, ends one.
-fn space_items(source: &str) -> String {
+/// Appends `source` to `out` with an empty line between consecutive items (prettyplease
+/// writes them back to back): before a line that starts an item or its docs/attributes when
+/// the line before, at the same indentation, ends one.
+fn space_items_into(out: &mut String, source: &str) {
     const STARTS: &[&str] = &[
         "///", "#[", "impl ", "impl<", "pub ", "const ", "fn ", "mod ", "struct ", "enum ", "type ",
     ];
-    let mut out = String::with_capacity(source.len() + source.len() / 16);
     let mut prev: Option<(usize, &str)> = None;
     for line in source.lines() {
         let trimmed = line.trim_start();
@@ -105,7 +108,6 @@ fn space_items(source: &str) -> String {
             prev = Some((indent, trimmed));
         }
     }
-    out
 }
 
 /// The `rustfmt` to run: `$RUSTFMT`, else `rustfmt` on `PATH`.

@@ -616,8 +616,9 @@ impl Generator {
         let externs = rules::resolve_externs(&model, &self.options)?;
         let emitter = emit::Emitter::new(&model, &self.options, &externs)?;
         let plan = emitter.plan()?;
-        let texts = self.format_items(&model, &plan, &emitter)?;
-        let body = emitter.assemble(&plan, &texts)?;
+        let mut texts = self.format_items(&model, &plan, &emitter)?;
+        let body = emitter.assemble(&plan, &mut texts)?;
+        drop(texts);
         let header = self.header(&model);
         let pretty = format::finish(&header, &body);
         let mut warnings = rules::unmatched(&model, &self.options, &externs);
