@@ -1,25 +1,35 @@
 //! # bebop-rpc-compare
 //!
 //! A side-by-side benchmark of `bebop-rpc` against tonic (gRPC over HTTP/2, prost
-//! messages) on loopback: both servers run in this process on `127.0.0.1:0`, in one tokio
-//! multi-thread runtime of two workers, and both clients call them with the same payload
-//! values. Every response is decoded and compared with what was sent or asked for, so
-//! neither side can skip work.
+//! messages) on loopback. The systems ([`System`]) are bebop-rpc over each of its carriers
+//! — the binary transport on TCP, HTTP/1.1 and h2c (`bebop-rpc-http`), WebSocket
+//! (`bebop-rpc-websocket`) — and tonic, the reference. One bebop-rpc server listens on
+//! three ports of `127.0.0.1` (binary, HTTP/1.1 and h2c on one port, WebSocket) and a
+//! tonic server on a fourth, all in this process, in one tokio multi-thread runtime of two
+//! workers; every client calls them with the same payload values. Every response is
+//! decoded and compared with what was sent or asked for, so no system can skip work.
+//!
+//! Connections: binary TCP, h2c and tonic carry every call of a client on one connection;
+//! HTTP/1.1 takes a connection from hyper's pool per call in flight (so one for sequential
+//! calls, up to one per caller with concurrent callers), reused; WebSocket opens a
+//! connection per call, as its specification has it (one call per WebSocket connection),
+//! so its rows include the cost of a TCP connection and a WebSocket handshake per call.
 //!
 //! Measured, per system:
 //!
-//! - unary latency (p50, p99) of sequential calls on one connection, for a small record
-//!   (`PersonSmall`) and a 64 KiB blob;
-//! - unary calls per second with 64 concurrent callers sharing one client (one connection);
+//! - unary latency (p50, p99) of sequential calls, for a small record (`PersonSmall`) and a
+//!   64 KiB blob;
+//! - unary calls per second with 64 concurrent callers sharing one client;
 //! - server-stream messages per second: one stream of N items, records or blobs;
-//! - bebop-rpc alone: a chain of five dependent calls (each call's request is the previous
+//! - bebop-rpc over binary TCP alone: a chain of five dependent calls (each call's request is the previous
 //!   call's response), made as five sequential unary calls and as one batch (method 1, each
 //!   call taking its input from the one before), through a proxy on loopback that delays
 //!   the bytes in each direction by [`PROXY_DELAY`], as a slow network would
 //!   ([`BatchRow`]).
 //!
-//! The systems are interleaved: every measurement runs in rounds that alternate which
-//! system goes first (A B, B A, A B, ...), each preceded by a warm-up of its own.
+//! The systems are interleaved: every measurement runs in rounds that alternate the order
+//! of the systems (A B C D E, E D C B A, A B C D E, ...), each system's turn preceded by a
+//! warm-up of its own.
 //!
 //! [`run`] does it all and returns a [`Report`]; the `rpc-compare` binary prints it.
 
@@ -52,7 +62,7 @@ pub type Error = String;
 /// The size of the blob payload.
 pub const BLOB_SIZE: usize = 64 << 10;
 
-/// The payload values both systems send: built once, converted into each system's types.
+/// The payload values every system sends: built once, converted into each system's types.
 #[derive(Clone, Debug)]
 pub struct Payloads {
     person: Person,
@@ -301,14 +311,19 @@ impl pb::bench_server::Bench for TonicBench {
     }
 }
 
-/// Both servers, listening on loopback, and a client of each.
+/// The servers, listening on loopback, and a client of each system.
 struct Systems {
     bebop_server: bebop_rpc::Server,
+    /// The bebop-rpc server's binary TCP listener.
     bebop_addr: SocketAddr,
-    bebop_task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The bebop-rpc server's listeners (binary TCP, HTTP, WebSocket), by carrier.
+    bebop_tasks: Vec<(&'static str, tokio::task::JoinHandle<std::io::Result<()>>)>,
     tonic_stop: tokio::sync::oneshot::Sender<()>,
     tonic_task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
-    bebop: bsvc::AsyncClient,
+    bebop_tcp: bsvc::AsyncClient,
+    bebop_http1: bsvc::AsyncClient,
+    bebop_h2c: bsvc::AsyncClient,
+    bebop_websocket: bsvc::AsyncClient,
     tonic: pb::bench_client::BenchClient<tonic::transport::Channel>,
 }
 
@@ -324,22 +339,56 @@ async fn loopback() -> Result<(tokio::net::TcpListener, SocketAddr), Error> {
 
 impl Systems {
     async fn start(payloads: &Arc<Payloads>) -> Result<Systems, Error> {
-        // bebop-rpc.
+        // bebop-rpc: one server on three listeners, one per carrier.
         let (listener, bebop_addr) = loopback().await?;
+        let (http_listener, http_addr) = loopback().await?;
+        let (ws_listener, ws_addr) = loopback().await?;
         let bebop_server = bebop_rpc::Server::builder()
             .add_service(bsvc::AsyncServer::new(BebopBench {
                 payloads: payloads.clone(),
             }))
             .build();
-        let bebop_task = tokio::spawn({
-            let server = bebop_server.clone();
-            async move { server.serve_tcp(listener).await }
-        });
-        let bebop = bsvc::AsyncClient::new(
+        let bebop_tasks = vec![
+            (
+                "binary TCP",
+                tokio::spawn({
+                    let server = bebop_server.clone();
+                    async move { server.serve_tcp(listener).await }
+                }),
+            ),
+            (
+                "HTTP",
+                tokio::spawn(bebop_rpc_http::serve(bebop_server.clone(), http_listener)),
+            ),
+            (
+                "WebSocket",
+                tokio::spawn(bebop_rpc_websocket::serve(
+                    bebop_server.clone(),
+                    ws_listener,
+                )),
+            ),
+        ];
+        let bebop_tcp = bsvc::AsyncClient::new(
             bebop_rpc::Client::connect_tcp(bebop_addr)
                 .await
                 .map_err(|e| format!("connecting to bebop-rpc failed: {e}"))?,
         );
+        // The HTTP and WebSocket clients connect on their first call (a warm-up's).
+        let http_url = format!("http://{http_addr}");
+        let bebop_http1 = bsvc::AsyncClient::new(bebop_rpc::Client::over(
+            bebop_rpc_http::HttpConnector::new(&http_url)
+                .map_err(|e| format!("the HTTP/1.1 connector failed: {e}"))?,
+        ));
+        let bebop_h2c = bsvc::AsyncClient::new(bebop_rpc::Client::over(
+            bebop_rpc_http::HttpConnector::builder(&http_url)
+                .http2_prior_knowledge()
+                .build()
+                .map_err(|e| format!("the h2c connector failed: {e}"))?,
+        ));
+        let bebop_websocket = bsvc::AsyncClient::new(bebop_rpc::Client::over(
+            bebop_rpc_websocket::WebSocketConnector::new(format!("ws://{ws_addr}/"))
+                .map_err(|e| format!("the WebSocket connector failed: {e}"))?,
+        ));
 
         // tonic, with its default HTTP/2 settings and TCP_NODELAY on both ends (as bebop-rpc).
         let (listener, tonic_addr) = loopback().await?;
@@ -366,39 +415,53 @@ impl Systems {
         Ok(Systems {
             bebop_server,
             bebop_addr,
-            bebop_task,
+            bebop_tasks,
             tonic_stop,
             tonic_task,
-            bebop,
+            bebop_tcp,
+            bebop_http1,
+            bebop_h2c,
+            bebop_websocket,
             tonic,
         })
     }
 
     fn caller(&self, system: System, payloads: &Arc<Payloads>) -> Caller {
-        match system {
-            System::Bebop => Caller::Bebop {
-                client: self.bebop.clone(),
-                person: payloads.bebop_person(0),
-                blob: payloads.bebop_blob(0),
-                payloads: payloads.clone(),
-            },
-            System::Tonic => Caller::Tonic {
-                client: self.tonic.clone(),
-                person: payloads.pb_person(0),
-                blob: payloads.pb_blob(0),
-                payloads: payloads.clone(),
-            },
+        let client = match system {
+            System::BebopTcp => &self.bebop_tcp,
+            System::BebopHttp1 => &self.bebop_http1,
+            System::BebopH2c => &self.bebop_h2c,
+            System::BebopWebSocket => &self.bebop_websocket,
+            System::Tonic => {
+                return Caller::Tonic {
+                    client: self.tonic.clone(),
+                    person: payloads.pb_person(0),
+                    blob: payloads.pb_blob(0),
+                    payloads: payloads.clone(),
+                };
+            }
+        };
+        Caller::Bebop {
+            system,
+            client: client.clone(),
+            person: payloads.bebop_person(0),
+            blob: payloads.bebop_blob(0),
+            payloads: payloads.clone(),
         }
     }
 
     async fn stop(self) -> Result<(), Error> {
-        drop(self.bebop);
+        drop(self.bebop_tcp);
+        drop(self.bebop_http1);
+        drop(self.bebop_h2c);
+        drop(self.bebop_websocket);
         drop(self.tonic);
         self.bebop_server.shutdown(Duration::from_secs(5)).await;
-        self.bebop_task
-            .await
-            .map_err(|e| format!("the bebop-rpc server task failed: {e}"))?
-            .map_err(|e| format!("the bebop-rpc server failed: {e}"))?;
+        for (carrier, task) in self.bebop_tasks {
+            task.await
+                .map_err(|e| format!("the bebop-rpc {carrier} server task failed: {e}"))?
+                .map_err(|e| format!("the bebop-rpc {carrier} server failed: {e}"))?;
+        }
         let _ = self.tonic_stop.send(());
         match tokio::time::timeout(Duration::from_secs(5), self.tonic_task).await {
             Ok(r) => r
@@ -413,19 +476,64 @@ impl Systems {
 // ---------------------------------------------------------------------------------------
 // The callers
 
-/// A system under test.
+/// The number of systems under test.
+pub const SYSTEMS: usize = 5;
+
+/// A system under test: bebop-rpc over one of its carriers, or tonic (the reference).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum System {
-    /// bebop-rpc.
-    Bebop,
-    /// tonic.
+    /// bebop-rpc over its binary transport on TCP: one connection.
+    BebopTcp,
+    /// bebop-rpc over HTTP/1.1 (`bebop-rpc-http`): hyper's pool, a connection per call in
+    /// flight, reused.
+    BebopHttp1,
+    /// bebop-rpc over HTTP/2 with prior knowledge (`bebop-rpc-http`): one connection.
+    BebopH2c,
+    /// bebop-rpc over WebSocket (`bebop-rpc-websocket`): a new connection per call.
+    BebopWebSocket,
+    /// tonic: gRPC over HTTP/2, one connection; the reference the ratios compare with.
     Tonic,
 }
 
-/// One caller of one system: its client (sharing the system's one connection) and its own
-/// copies of the payloads, whose ids it sets per call.
+impl System {
+    /// Every system, in the order of the report's columns (and of [`Row::values`]).
+    pub const ALL: [System; SYSTEMS] = [
+        System::BebopTcp,
+        System::BebopHttp1,
+        System::BebopH2c,
+        System::BebopWebSocket,
+        System::Tonic,
+    ];
+
+    /// The system's name in the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            System::BebopTcp => "bebop TCP",
+            System::BebopHttp1 => "bebop HTTP/1.1",
+            System::BebopH2c => "bebop h2c",
+            System::BebopWebSocket => "bebop WebSocket",
+            System::Tonic => "tonic",
+        }
+    }
+
+    /// The system's place in [`System::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            System::BebopTcp => 0,
+            System::BebopHttp1 => 1,
+            System::BebopH2c => 2,
+            System::BebopWebSocket => 3,
+            System::Tonic => 4,
+        }
+    }
+}
+
+/// One caller of one system: its client (shared with the system's other callers, and
+/// with them its connections) and its own copies of the payloads, whose ids it sets per
+/// call.
 enum Caller {
     Bebop {
+        system: System,
         client: bsvc::AsyncClient,
         person: bowned::PersonSmall,
         blob: bowned::Blob,
@@ -448,6 +556,7 @@ impl Caller {
     async fn echo(&mut self, kind: Kind, id: u64) -> Result<(), Error> {
         match self {
             Caller::Bebop {
+                system,
                 client,
                 person,
                 blob,
@@ -458,10 +567,10 @@ impl Caller {
                     let r = client
                         .echo_person(person, bebop_rpc::CallOptions::new())
                         .await
-                        .map_err(|e| format!("bebop-rpc EchoPerson failed: {e}"))?
+                        .map_err(|e| format!("{} EchoPerson failed: {e}", system.label()))?
                         .into_inner();
                     if r != *person {
-                        return Err(mismatch("bebop-rpc", "EchoPerson", id));
+                        return Err(mismatch(system.label(), "EchoPerson", id));
                     }
                 }
                 Kind::Blob => {
@@ -469,10 +578,10 @@ impl Caller {
                     let r = client
                         .echo_blob(blob, bebop_rpc::CallOptions::new())
                         .await
-                        .map_err(|e| format!("bebop-rpc EchoBlob failed: {e}"))?
+                        .map_err(|e| format!("{} EchoBlob failed: {e}", system.label()))?
                         .into_inner();
                     if r.id != Some(id) || r.data != blob.data {
-                        return Err(mismatch("bebop-rpc", "EchoBlob", id));
+                        return Err(mismatch(system.label(), "EchoBlob", id));
                     }
                 }
             },
@@ -517,8 +626,12 @@ impl Caller {
         let mut seen = 0u64;
         match self {
             Caller::Bebop {
-                client, payloads, ..
+                system,
+                client,
+                payloads,
+                ..
             } => {
+                let name = system.label();
                 let request = schema::bench::StreamRequest {
                     count,
                     payload: match kind {
@@ -530,12 +643,12 @@ impl Caller {
                 let mut s = client
                     .stream(&request, bebop_rpc::CallOptions::new())
                     .await
-                    .map_err(|e| format!("bebop-rpc Stream failed: {e}"))?;
+                    .map_err(|e| format!("{name} Stream failed: {e}"))?;
                 let mut want_person = payloads.bebop_person(first);
                 while let Some(item) = s
                     .message()
                     .await
-                    .map_err(|e| format!("bebop-rpc Stream failed after {seen} items: {e}"))?
+                    .map_err(|e| format!("{name} Stream failed after {seen} items: {e}"))?
                 {
                     let id = first + seen;
                     let ok = match kind {
@@ -552,7 +665,7 @@ impl Caller {
                         }
                     };
                     if !ok {
-                        return Err(format!("bebop-rpc: stream item {seen} is wrong"));
+                        return Err(format!("{name}: stream item {seen} is wrong"));
                     }
                     seen += 1;
                 }
@@ -610,8 +723,8 @@ impl Caller {
 
     fn name(&self) -> &'static str {
         match self {
-            Caller::Bebop { .. } => "bebop-rpc",
-            Caller::Tonic { .. } => "tonic",
+            Caller::Bebop { system, .. } => system.label(),
+            Caller::Tonic { .. } => System::Tonic.label(),
         }
     }
 }
@@ -640,8 +753,8 @@ impl Budget {
 /// What [`run`] measures and for how long.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// Rounds of every measurement; each round runs both systems, alternating which goes
-    /// first.
+    /// Rounds of every measurement; each round runs every system, in an order that
+    /// alternates (forwards, backwards).
     pub rounds: usize,
     /// The warm-up of each system before each measurement.
     pub warmup: Budget,
@@ -649,7 +762,7 @@ pub struct Settings {
     pub sequential: Budget,
     /// Concurrent unary calls per round (per caller if a count).
     pub concurrent: Budget,
-    /// The concurrent callers sharing one client.
+    /// The concurrent callers sharing one client (of each system).
     pub callers: usize,
     /// Items of a `PersonSmall` stream (one stream per round).
     pub stream_persons: u32,
@@ -672,9 +785,9 @@ impl Settings {
     pub fn quick() -> Settings {
         Settings {
             rounds: 2,
-            warmup: Budget::Count(3),
-            sequential: Budget::Count(40),
-            concurrent: Budget::Count(3),
+            warmup: Budget::Count(1),
+            sequential: Budget::Count(30),
+            concurrent: Budget::Count(1),
             callers: 64,
             stream_persons: 500,
             stream_blobs: 40,
@@ -683,33 +796,31 @@ impl Settings {
         }
     }
 
-    /// The full run: about 70 seconds on two cores.
+    /// The full run: about two minutes on two cores (five systems).
     pub fn full() -> Settings {
         Settings {
             rounds: 4,
-            warmup: Budget::Time(Duration::from_millis(250)),
-            sequential: Budget::Time(Duration::from_millis(1500)),
-            concurrent: Budget::Time(Duration::from_millis(1500)),
+            warmup: Budget::Time(Duration::from_millis(200)),
+            sequential: Budget::Time(Duration::from_millis(800)),
+            concurrent: Budget::Time(Duration::from_millis(800)),
             callers: 64,
-            stream_persons: 300_000,
-            stream_blobs: 15_000,
+            stream_persons: 200_000,
+            stream_blobs: 10_000,
             batch_chains: 200,
             only: None,
         }
     }
 }
 
-/// One measured value of both systems.
+/// One measurement of every system.
 #[derive(Clone, Debug)]
 pub struct Row {
     /// What was measured.
     pub name: String,
     /// The unit of the values.
     pub unit: Unit,
-    /// bebop-rpc's value.
-    pub bebop: f64,
-    /// tonic's value.
-    pub tonic: f64,
+    /// Each system's value, in the order of [`System::ALL`].
+    pub values: [f64; SYSTEMS],
 }
 
 /// The unit of a [`Row`], which also says which way is better.
@@ -722,11 +833,17 @@ pub enum Unit {
 }
 
 impl Row {
-    /// How many times better bebop-rpc is than tonic (below 1: worse).
-    pub fn ratio(&self) -> f64 {
+    /// `system`'s value.
+    pub fn value(&self, system: System) -> f64 {
+        self.values[system.index()]
+    }
+
+    /// How many times better `system` is than tonic (below 1: worse; tonic's own is 1).
+    pub fn ratio(&self, system: System) -> f64 {
+        let (v, tonic) = (self.value(system), self.value(System::Tonic));
         match self.unit {
-            Unit::Micros => self.tonic / self.bebop,
-            Unit::PerSecond => self.bebop / self.tonic,
+            Unit::Micros => tonic / v,
+            Unit::PerSecond => v / tonic,
         }
     }
 
@@ -757,35 +874,46 @@ pub struct Report {
     pub settings: Settings,
     /// Every measured row, in order.
     pub rows: Vec<Row>,
-    /// The batch measurement (bebop-rpc only), when it was asked for.
+    /// The batch measurement (bebop-rpc over binary TCP only), when it was asked for.
     pub batch: Option<BatchRow>,
-    /// Calls and stream items made and checked, over both systems, warm-ups included.
+    /// Calls and stream items made and checked, over every system, warm-ups included.
     pub checked: u64,
     /// How long the run took.
     pub elapsed: Duration,
 }
 
 impl Report {
-    /// The rows as a markdown table.
+    /// The rows as a markdown table: a column per system, each bebop-rpc value followed by
+    /// how many times better than tonic it is.
     pub fn table(&self) -> String {
         let mut out = String::new();
         if !self.rows.is_empty() {
-            out.push_str(
-                "| row | bebop-rpc | tonic | ratio (bebop better by) |\n|---|---:|---:|---:|\n",
-            );
+            out.push_str("| row |");
+            for system in System::ALL {
+                out.push_str(&format!(" {} |", system.label()));
+            }
+            out.push_str("\n|---|");
+            out.push_str(&"---:|".repeat(SYSTEMS));
+            out.push('\n');
         }
         for r in &self.rows {
-            out.push_str(&format!(
-                "| {} | {} | {} | {:.2}x |\n",
-                r.name,
-                r.format(r.bebop),
-                r.format(r.tonic),
-                r.ratio()
-            ));
+            out.push_str(&format!("| {} |", r.name));
+            for system in System::ALL {
+                if system == System::Tonic {
+                    out.push_str(&format!(" {} |", r.format(r.value(system))));
+                } else {
+                    out.push_str(&format!(
+                        " {} ({:.2}x) |",
+                        r.format(r.value(system)),
+                        r.ratio(system)
+                    ));
+                }
+            }
+            out.push('\n');
         }
         if let Some(b) = &self.batch {
             out.push_str(&format!(
-                "{}| bebop-rpc, {CHAIN} dependent EchoPerson calls, proxy delaying {} µs each way \
+                "{}| bebop TCP, {CHAIN} dependent EchoPerson calls, proxy delaying {} µs each way \
                  | {CHAIN} sequential unary calls | 1 batch | speed-up |\n|---|---:|---:|---:|\n\
                  | median of {} chains (one unary call: {:.2} ms) | {:.2} ms | {:.2} ms | {:.2}x |\n",
                 if self.rows.is_empty() { "" } else { "\n" },
@@ -801,17 +929,28 @@ impl Report {
     }
 }
 
+/// How each system connects, and how to read the table: for the report's readers.
+pub const NOTES: &str = "\
+Each bebop-rpc cell is followed by how many times better than tonic it is (above 1x: \
+better, below: worse; lower latency and more per second are better). Connections: bebop \
+TCP, bebop h2c and tonic carry every call of a client on one connection; bebop HTTP/1.1 \
+takes a connection from hyper's pool per call in flight (one for sequential calls, up to \
+one per caller with concurrent callers), reused; bebop WebSocket opens a new connection \
+per call, as the WebSocket transport has it (one call per connection), so its unary rows \
+include a TCP connection and a WebSocket handshake per call, and its stream rows one per \
+stream.";
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// The order of the systems in round `round`: A B, B A, A B, ...
-fn order(round: usize) -> [System; 2] {
-    if round % 2 == 0 {
-        [System::Bebop, System::Tonic]
-    } else {
-        [System::Tonic, System::Bebop]
+/// The order of the systems in round `round`: A B C D E, E D C B A, A B C D E, ...
+fn order(round: usize) -> [System; SYSTEMS] {
+    let mut systems = System::ALL;
+    if round % 2 == 1 {
+        systems.reverse();
     }
+    systems
 }
 
 /// Hands out call ids that no other call of the run uses.
@@ -890,18 +1029,22 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 }
 
 /// Per system, the results of every round of one measurement.
-#[derive(Default)]
-struct PerSystem<T> {
-    bebop: T,
-    tonic: T,
+struct PerSystem<T>([T; SYSTEMS]);
+
+impl<T: Default> Default for PerSystem<T> {
+    fn default() -> Self {
+        PerSystem(std::array::from_fn(|_| T::default()))
+    }
 }
 
 impl<T> PerSystem<T> {
     fn get(&mut self, system: System) -> &mut T {
-        match system {
-            System::Bebop => &mut self.bebop,
-            System::Tonic => &mut self.tonic,
-        }
+        &mut self.0[system.index()]
+    }
+
+    /// A row's values: `f` of each system's results.
+    fn values(&self, f: impl Fn(&T) -> f64) -> [f64; SYSTEMS] {
+        std::array::from_fn(|i| f(&self.0[i]))
     }
 }
 
@@ -934,17 +1077,14 @@ async fn measure(
                 samples.get(system).extend(s);
             }
         }
-        samples.bebop.sort_unstable();
-        samples.tonic.sort_unstable();
+        for s in &mut samples.0 {
+            s.sort_unstable();
+        }
         for p in [50.0, 99.0] {
             rows.push(Row {
-                name: format!(
-                    "unary latency p{p}, {}, sequential, 1 connection",
-                    kind.label()
-                ),
+                name: format!("unary latency p{p}, {}, sequential", kind.label()),
                 unit: Unit::Micros,
-                bebop: percentile(&samples.bebop, p),
-                tonic: percentile(&samples.tonic, p),
+                values: samples.values(|s| percentile(s, p)),
             });
         }
     }
@@ -990,16 +1130,14 @@ async fn measure(
                 t.1 += took;
             }
         }
-        let rate = |(calls, took): (u64, Duration)| calls as f64 / took.as_secs_f64();
         rows.push(Row {
             name: format!(
-                "unary calls/s, {} callers, {}, 1 connection",
+                "unary calls/s, {} callers, {}",
                 settings.callers,
                 kind.label()
             ),
             unit: Unit::PerSecond,
-            bebop: rate(totals.bebop),
-            tonic: rate(totals.tonic),
+            values: totals.values(|(calls, took)| *calls as f64 / took.as_secs_f64()),
         });
     }
 
@@ -1039,12 +1177,11 @@ async fn measure(
                 kind.label()
             ),
             unit: Unit::PerSecond,
-            bebop: items / took.bebop.as_secs_f64(),
-            tonic: items / took.tonic.as_secs_f64(),
+            values: took.values(|t| items / t.as_secs_f64()),
         });
     }
 
-    // Batches: bebop-rpc alone, through the delaying proxy.
+    // Batches: bebop-rpc alone (binary TCP), through the delaying proxy.
     let name = format!("batch vs {CHAIN} sequential calls, through a delaying proxy");
     let batch = if settings.wanted(&name) {
         progress(&name);
@@ -1303,7 +1440,7 @@ async fn batch_chains(
     })
 }
 
-/// Starts both servers, measures everything `settings` asks for, checks every response,
+/// Starts the servers, measures everything `settings` asks for, checks every response,
 /// and stops the servers. `progress` is told what is being measured.
 pub fn run(settings: &Settings, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let started = Instant::now();

@@ -1,13 +1,14 @@
-//! `rpc-compare`: bebop-rpc against tonic on loopback, side by side.
+//! `rpc-compare`: bebop-rpc (over binary TCP, HTTP/1.1, h2c and WebSocket) against tonic
+//! on loopback, side by side.
 //!
 //! ```text
-//! cargo run --release -p bebop-rpc-compare            # the full run, about 70 s
+//! cargo run --release -p bebop-rpc-compare            # the full run, about 2 min
 //! cargo run -p bebop-rpc-compare -- --quick           # a smoke run of everything
 //! ```
 
 use std::process::ExitCode;
 
-use bebop_rpc_compare::{Payloads, Settings, run};
+use bebop_rpc_compare::{NOTES, Payloads, Settings, run};
 
 fn main() -> ExitCode {
     let mut quick = false;
@@ -26,7 +27,8 @@ fn main() -> ExitCode {
             "-h" | "--help" => {
                 println!(
                     "usage: rpc-compare [--quick] [--only TEXT]\n\n\
-                     Benchmarks bebop-rpc against tonic on 127.0.0.1, both in this process.\n\
+                     Benchmarks bebop-rpc (over binary TCP, HTTP/1.1, h2c and WebSocket) against\n\
+                     tonic on 127.0.0.1, all in this process.\n\
                      --quick        a few calls of everything, every response checked (smoke test)\n\
                      --only TEXT    only the measurements whose name contains TEXT\n\
                      \x20              (latency, calls/s, stream, PersonSmall, blob, batch)"
@@ -53,7 +55,7 @@ fn main() -> ExitCode {
     }
     let (bp, bb, pp, pbb) = Payloads::new().encoded_sizes();
     println!(
-        "# bebop-rpc vs tonic on 127.0.0.1 ({} mode, {} build)\n",
+        "# bebop-rpc (TCP, HTTP/1.1, h2c, WebSocket) vs tonic on 127.0.0.1 ({} mode, {} build)\n",
         if quick { "quick" } else { "full" },
         if cfg!(debug_assertions) {
             "debug"
@@ -62,10 +64,10 @@ fn main() -> ExitCode {
         }
     );
     println!(
-        "One tokio multi-thread runtime (2 workers) runs both servers and both clients; \
-         one connection per system. Encoded payloads: PersonSmall {bp} B (Bebop) / {pp} B \
-         (protobuf), blob {bb} B / {pbb} B. {} rounds per row, systems alternating \
-         (A B, B A, ...), each warmed up first.\n",
+        "One tokio multi-thread runtime (2 workers) runs every server and client. Encoded \
+         payloads: PersonSmall {bp} B (Bebop) / {pp} B (protobuf), blob {bb} B / {pbb} B. {} \
+         rounds per row, the systems' order alternating (A B C D E, E D C B A, ...), each \
+         warmed up first.\n\n{NOTES}\n",
         settings.rounds
     );
     let report = run(&settings, &mut |what| eprintln!("measuring {what} ..."));
