@@ -107,6 +107,14 @@ pub enum Command {
         (or SIGTERM) stops it after the build in progress, with exit status 0."
     )]
     Watch(WatchArgs),
+    /// Run the Language Server (LSP over standard input and output) for editors.
+    #[command(
+        after_help = "Speaks the Language Server Protocol on stdin/stdout: diagnostics as you type,\n\
+        hover, go to definition, references, rename, document symbols, completion and\n\
+        formatting. The workspace is the editor's root folder (or the directory of its\n\
+        bebop.yml, whose `include` directories are used for imports)."
+    )]
+    Lsp,
     /// Create a starter bebop.yml and schema in the working directory.
     Init,
     /// Print a shell completion script.
@@ -312,6 +320,7 @@ const COMMANDS: &[&str] = &[
     "check",
     "fmt",
     "watch",
+    "lsp",
     "init",
     "completion",
     "help",

@@ -6,6 +6,7 @@
 //! bebopc check [FILES...] [-I DIR]... [-x GLOB]...
 //! bebopc fmt [FILES...] [--check] [--stdin] [--indent N] [--line-width N] [-x GLOB]...
 //! bebopc watch [the options of build...] [--debounce MS]
+//! bebopc lsp
 //! bebopc init
 //! bebopc completion bash|zsh|fish|powershell|elvish
 //! global: [-c FILE] [--format terminal|json] [--color auto|always|never] [-q] [-v] [--no-warn]
@@ -24,7 +25,10 @@
 //! input to standard output; the layout comes from `format:` in the configuration (see
 //! [`fmt`]). `watch` builds like `build`, then again, debounced, whenever a schema, an import
 //! or the configuration changes, reporting errors and going on until Ctrl-C or SIGTERM (see
-//! [`watch`]).
+//! [`watch`]). `lsp` runs the Language Server for editors on standard input and output:
+//! diagnostics as you type (the changed file and the open files that import it), hover,
+//! go to definition, references, rename, document symbols, completion and formatting (see
+//! [`lsp`]; editor support files are in `codegen/editors`).
 //!
 //! Exit status: 0 success, 1 schema errors (or `init` refusing to overwrite, or files that
 //! `fmt --check` would change), 2 usage or configuration errors, 3 code generation failed (or
@@ -37,6 +41,7 @@ mod config;
 mod diff;
 mod fmt;
 mod init;
+mod lsp;
 mod project;
 mod report;
 mod sources;
@@ -90,6 +95,10 @@ fn main() -> ExitCode {
         Command::Fmt(fmt_args) => {
             no_plugin_flags(&plugin_flags);
             fmt::fmt(&fmt_args, &cli.global)
+        }
+        Command::Lsp => {
+            no_plugin_flags(&plugin_flags);
+            lsp::lsp()
         }
         Command::Init => init::init(
             std::path::Path::new("."),

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::decorator::{DecoratorRuntime, NoDecoratorRuntime};
 use crate::diag::{self, Diagnostic, Diagnostics, Format};
+use crate::index::{self, SymbolIndex};
 use crate::model::Model;
 use crate::resolve::{self, FileSystem, Symbols};
 use crate::source::SourceMap;
@@ -105,18 +106,33 @@ impl Compiler {
     /// compile. Imports are looked up among `files` (also under the include directories)
     /// and the standard schemas.
     pub fn compile_in_memory(&self, files: &[(&str, &[u8])], roots: &[&str]) -> Compilation {
-        let map = files
-            .iter()
-            .map(|(p, b)| {
-                let key = resolve::normalize_import(p).unwrap_or_else(|_| p.to_string());
-                (key, b.to_vec())
-            })
-            .collect();
         let roots: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
-        self.run(&roots, &FileSystem::Memory(map))
+        self.run(&roots, &memory(files))
+    }
+
+    /// Compiles in-memory files as [`Compiler::compile_in_memory`] does and also returns,
+    /// errors or not, the model as far as it could be built and the [`SymbolIndex`] of every
+    /// definition and reference: what an editor needs (`bebopc lsp`).
+    pub fn analyze_in_memory(&self, files: &[(&str, &[u8])], roots: &[&str]) -> Analysis {
+        let roots: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
+        let (compilation, model, index) = self.run_full(&roots, &memory(files), true);
+        Analysis {
+            compilation,
+            partial_model: model.unwrap_or_default(),
+            index: index.unwrap_or_default(),
+        }
     }
 
     fn run(&self, roots: &[String], fs: &FileSystem) -> Compilation {
+        self.run_full(roots, fs, false).0
+    }
+
+    fn run_full(
+        &self,
+        roots: &[String],
+        fs: &FileSystem,
+        want_index: bool,
+    ) -> (Compilation, Option<Model>, Option<SymbolIndex>) {
         let mut sources = SourceMap::new();
         let loaded = resolve::load(roots, &self.include_dirs, fs, &mut sources);
         let mut diagnostics = Diagnostics::new();
@@ -142,17 +158,51 @@ impl Compiler {
             &sources,
         );
         analysis.extend(more);
+        // After the analysis: looking names up again must not change its diagnostics (the
+        // spelling suggestions it makes are bounded per compilation).
+        let index = want_index.then(|| index::build(&loaded.files, &symbols));
         analysis.sort_by_key(|d| (d.span.source, d.span.start));
         for d in analysis {
             diagnostics.push(d);
         }
-        let model = (!diagnostics.has_errors()).then_some(model);
-        Compilation {
-            model,
+        let ok = !diagnostics.has_errors();
+        let (complete, partial) = if want_index {
+            (ok.then(|| model.clone()), Some(model))
+        } else {
+            (ok.then_some(model), None)
+        };
+        let compilation = Compilation {
+            model: complete,
             diagnostics: diagnostics.into_vec(),
             sources,
-        }
+        };
+        (compilation, partial, index)
     }
+}
+
+/// In-memory files by normalized path.
+fn memory(files: &[(&str, &[u8])]) -> FileSystem {
+    let map = files
+        .iter()
+        .map(|(p, b)| {
+            let key = resolve::normalize_import(p).unwrap_or_else(|_| p.to_string());
+            (key, b.to_vec())
+        })
+        .collect();
+    FileSystem::Memory(map)
+}
+
+/// The outcome of [`Compiler::analyze_in_memory`].
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The compilation, as [`Compiler::compile_in_memory`] returns it.
+    pub compilation: Compilation,
+    /// The model even when there were errors: every definition is there (indexed as in the
+    /// [`SymbolIndex`]), but what had errors may be missing or incomplete (a field whose type
+    /// did not resolve, struct sizes after a layout error).
+    pub partial_model: Model,
+    /// Every definition and resolved reference.
+    pub index: SymbolIndex,
 }
 
 /// The outcome of a compilation.

@@ -15,7 +15,8 @@
 //!    plugin's `CodeGeneratorRequest`, byte-compatible with the reference compiler.
 //!
 //! Beside the pipeline, [`format`](mod@crate::format) lays a schema out canonically without changing its tokens
-//! or comments (`bebopc fmt`).
+//! or comments (`bebopc fmt`), and [`index`] lists every definition and reference of a
+//! compilation, errors or not, for editors (`bebopc lsp`).
 //!
 //! The `bebopc` command line lives in the `bebopc-cli` package.
 //!
@@ -34,6 +35,7 @@ pub mod decorator;
 pub mod descriptor;
 pub mod diag;
 pub mod format;
+pub mod index;
 pub mod lexer;
 pub mod literal;
 pub mod model;
@@ -44,6 +46,6 @@ pub mod source_info;
 pub mod stdlib;
 pub mod validate;
 
-pub use compiler::{Compilation, Compiler};
+pub use compiler::{Analysis, Compilation, Compiler};
 pub use diag::{Code, Diagnostic, Severity};
 pub use model::Model;
