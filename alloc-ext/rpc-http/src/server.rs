@@ -487,9 +487,10 @@ async fn unary(
                 "the handler sent more than one response to a unary call",
             )),
         },
-        ResponseKind::End | ResponseKind::Trailer => {
-            status_response(&Status::internal("the call ended without a response"))
-        }
+        // An empty response message (`bebop.Empty`) travels as an empty `END_STREAM`
+        // frame, or as the trailer alone when the handler set response metadata.
+        ResponseKind::End => ok_response(&[], &Metadata::new()),
+        ResponseKind::Trailer => ok_response(&[], &first.trailer_metadata().unwrap_or_default()),
     }
 }
 

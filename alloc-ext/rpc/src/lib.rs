@@ -71,8 +71,8 @@ pub use context::{Address, CallOptions, Context, Credentials, Peer};
 pub use futures_core::Stream;
 pub use metadata::Metadata;
 pub use server::{
-    BoxFuture, Interceptor, Limits, Requests, ResponseSink, Server, ServerBuilder, ServerCall,
-    Service,
+    BoxFuture, FuturesConfig, Interceptor, Limits, Requests, ResponseSink, Server, ServerBuilder,
+    ServerCall, Service,
 };
 pub use status::Status;
 pub use tokio_util::sync::CancellationToken;

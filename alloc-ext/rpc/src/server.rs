@@ -5,6 +5,7 @@ mod batch;
 mod call;
 mod connection;
 mod dispatch;
+mod futures;
 
 use std::collections::HashMap;
 use std::io;
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use call::{BoxFuture, Requests, ResponseSink, ServerCall};
+pub use futures::FuturesConfig;
 
 use crate::context::{Address, Context, Credentials, Peer};
 use crate::status::Status;
@@ -150,6 +152,8 @@ pub(crate) struct Shared {
     /// Raised when the grace period is over: cancel every call.
     pub stop: CancellationToken,
     pub connections: Arc<Semaphore>,
+    /// Methods 2 to 4, when the server runs futures.
+    pub futures: Option<Arc<futures::Futures>>,
 }
 
 /// Builds a [`Server`].
@@ -159,6 +163,7 @@ pub struct ServerBuilder {
     interceptors: Vec<Arc<dyn Interceptor>>,
     limits: Limits,
     identity: Option<IdentityHook>,
+    futures: Option<(Arc<dyn crate::futures::FutureStore>, FuturesConfig)>,
 }
 
 impl ServerBuilder {
@@ -198,6 +203,53 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves futures (methods 2 to 4: dispatch, resolve, cancel; `docs/rpc.md`,
+    /// "Futures") on `store`, with the default [`FuturesConfig`]. A server built without
+    /// answers them `UNIMPLEMENTED`.
+    ///
+    /// Before the first futures call is answered, the server fails the futures its runner
+    /// ([`StoreConfig::runner`](crate::futures::StoreConfig::runner)) left pending in an
+    /// earlier run ([`FutureStore::fail_runner`](crate::futures::FutureStore::fail_runner)),
+    /// and starts a task that applies the retention policy and cancels the local tasks of
+    /// futures cancelled through the store; it ends with [`Server::shutdown`]. Built inside
+    /// a tokio runtime, the server does this at once; otherwise with its first futures call.
+    ///
+    /// ```
+    /// use bebop_rpc::futures::MemoryStore;
+    /// use bebop_rpc::transport::InProcess;
+    /// use bebop_rpc::{CallOptions, Client, Peer, Server};
+    /// use bebop_runtime::rpc::{FutureDispatchRequest, FutureHandle};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = Server::builder().futures(MemoryStore::new()).build();
+    /// // A future belongs to its caller: the peer's identity, else its remote address.
+    /// let peer = Peer::new(None, None);
+    /// peer.set_identity("alice");
+    /// let client = Client::over(InProcess::with_peer(server, peer));
+    /// // Dispatch discovery (method 0) in the background.
+    /// let request = FutureDispatchRequest { method_id: Some(0), ..Default::default() };
+    /// let handle = client
+    ///     .unary::<_, FutureHandle>(2, &request, CallOptions::new())
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(handle.into_inner().id.as_bytes()[6] >> 4, 4); // a random UUID
+    /// # }
+    /// ```
+    pub fn futures(self, store: impl crate::futures::FutureStore) -> Self {
+        self.futures_shared(Arc::new(store), FuturesConfig::default())
+    }
+
+    /// [`futures`](Self::futures) with a shared store and settings.
+    pub fn futures_shared(
+        mut self,
+        store: Arc<dyn crate::futures::FutureStore>,
+        config: FuturesConfig,
+    ) -> Self {
+        self.futures = Some((store, config));
+        self
+    }
+
     /// The server.
     pub fn build(self) -> Server {
         let mut routes = HashMap::new();
@@ -224,7 +276,7 @@ impl ServerBuilder {
         })
         .unwrap_or_default();
         let connections = Arc::new(Semaphore::new(self.limits.max_connections));
-        Server {
+        let server = Server {
             shared: Arc::new(Shared {
                 routes,
                 interceptors: self.interceptors,
@@ -235,8 +287,22 @@ impl ServerBuilder {
                 draining: CancellationToken::new(),
                 stop: CancellationToken::new(),
                 connections,
+                futures: self
+                    .futures
+                    .map(|(store, config)| Arc::new(futures::Futures::new(store, config))),
             }),
+        };
+        if server.shared.futures.is_some() {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                let shared = server.shared.clone();
+                handle.spawn(async move {
+                    if let Err(status) = shared.futures_ready().await {
+                        tracing::warn!(%status, "futures are not available");
+                    }
+                });
+            }
         }
+        server
     }
 }
 

@@ -95,13 +95,15 @@ impl CallStart {
 impl Server {
     /// The method `method_id` routes to, if the server serves it: what a carrier needs to
     /// know before it reads a request (an HTTP transport picks the body's shape by the
-    /// method's kind). Discovery (0) and batches (1) are unary.
+    /// method's kind). Discovery (0) and batches (1) are unary; on a server with futures,
+    /// dispatch (2) and cancel (4) are unary and resolve (3) a server stream.
     pub fn method(&self, method_id: u32) -> Option<MethodInfo> {
         let shared = self.shared();
         match method_id {
             bebop_runtime::rpc::DISCOVERY_METHOD_ID | bebop_runtime::rpc::BATCH_METHOD_ID => {
                 Some(shared.method_of(method_id))
             }
+            2..=4 if shared.futures.is_some() => Some(shared.method_of(method_id)),
             id => shared.routes.get(&id).map(|r| r.info),
         }
     }

@@ -206,6 +206,18 @@ impl ServerCall {
         reply(&self.ctx, &self.responder, Ok(Encoded(bytes))).await
     }
 
+    /// Sends one pre-encoded element of a server stream (resolve).
+    pub(crate) async fn send_encoded(&self, bytes: &[u8]) -> Result<(), Status> {
+        self.responder.send(&Encoded(bytes), None).await
+    }
+
+    /// Ends a server stream whose elements went with
+    /// [`send_encoded`](Self::send_encoded): with the response metadata, or as `result`'s
+    /// error.
+    pub(crate) async fn end_stream(self, result: Result<(), Status>) {
+        end_stream(&self.ctx, &self.responder, result).await
+    }
+
     /// Fails the call with `status` without running a handler.
     pub async fn reject(self, status: Status) {
         fail(&self.ctx, &self.responder, status).await

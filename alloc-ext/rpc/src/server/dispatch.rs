@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 use bebop_runtime::rpc::{BATCH_METHOD_ID, DISCOVERY_METHOD_ID, RESERVED_METHOD_IDS};
+
 use bebop_runtime::{MethodInfo, MethodKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +20,13 @@ use crate::queue::Outbox;
 use crate::status::Status;
 use crate::wire::{MUX_KEY, OwnedCallHeader, OwnedFrame};
 
+/// Method 2: dispatch a future.
+pub(crate) const DISPATCH_METHOD_ID: u32 = 2;
+/// Method 3: resolve futures.
+pub(crate) const RESOLVE_METHOD_ID: u32 = 3;
+/// Method 4: cancel a future.
+pub(crate) const CANCEL_METHOD_ID: u32 = 4;
+
 /// What serves a call.
 #[derive(Clone)]
 pub(crate) enum Target {
@@ -28,6 +36,12 @@ pub(crate) enum Target {
     Discovery,
     /// Method 1: a batch of calls (`docs/rpc.md`, "Batches").
     Batch,
+    /// Method 2: dispatch a future (`docs/rpc.md`, "Futures").
+    Dispatch,
+    /// Method 3: resolve futures.
+    Resolve,
+    /// Method 4: cancel a future.
+    Cancel,
 }
 
 /// A call that passed the checks and may start.
@@ -52,16 +66,19 @@ impl Shared {
         if let Some(route) = self.routes.get(&method_id) {
             return route.info;
         }
-        let name = match method_id {
-            DISCOVERY_METHOD_ID => "discovery",
-            BATCH_METHOD_ID => "batch",
-            _ => "unknown",
+        let (name, kind) = match method_id {
+            DISCOVERY_METHOD_ID => ("discovery", MethodKind::Unary),
+            BATCH_METHOD_ID => ("batch", MethodKind::Unary),
+            DISPATCH_METHOD_ID => ("dispatch", MethodKind::Unary),
+            RESOLVE_METHOD_ID => ("resolve", MethodKind::ServerStream),
+            CANCEL_METHOD_ID => ("cancel", MethodKind::Unary),
+            _ => ("unknown", MethodKind::Unary),
         };
         MethodInfo {
             service: "",
             name,
             id: method_id,
-            kind: MethodKind::Unary,
+            kind,
         }
     }
 
@@ -89,6 +106,9 @@ impl Shared {
         let target = match method_id {
             DISCOVERY_METHOD_ID => Target::Discovery,
             BATCH_METHOD_ID => Target::Batch,
+            DISPATCH_METHOD_ID if self.futures.is_some() => Target::Dispatch,
+            RESOLVE_METHOD_ID if self.futures.is_some() => Target::Resolve,
+            CANCEL_METHOD_ID if self.futures.is_some() => Target::Cancel,
             id if RESERVED_METHOD_IDS.contains(&id) => {
                 return Err(Status::unimplemented(format!(
                     "reserved method {method_id} is not served here"
@@ -150,6 +170,9 @@ impl Shared {
                 Target::Service(service) => service.call(info, call).await,
                 Target::Discovery => call.reply_encoded(&shared.discovery).await,
                 Target::Batch => super::batch::serve(shared.clone(), call).await,
+                Target::Dispatch => super::futures::dispatch(shared.clone(), call).await,
+                Target::Resolve => super::futures::resolve(shared.clone(), call).await,
+                Target::Cancel => super::futures::cancel(shared.clone(), call).await,
             }
         });
         spawn_call(&self.tracker, ctx, responder, work, done);
