@@ -152,40 +152,16 @@ fn calls_pass_through_nginx() {
 /// `fetch`, against the server itself and through nginx.
 #[test]
 fn a_javascript_client_over_http() {
-    let node = std::process::Command::new("node").arg("--version").output();
-    let Some(version) = node.ok().filter(|o| o.status.success()) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "node is not installed, and CI needs it for this test (scripts/test-services)"
-        );
-        eprintln!("SKIPPED a_javascript_client_over_http: node is not installed");
+    if !node_or_skip("a_javascript_client_over_http") {
         return;
-    };
-    eprintln!("node {}", String::from_utf8_lossy(&version.stdout).trim());
+    }
     let nginx_bin = nginx_or_skip("a_javascript_client_over_http (through nginx)");
     with_http_server(|upstream, probe| async move {
         let proxy = nginx_bin.as_deref().map(|bin| Nginx::start(bin, upstream));
         let mut bases = vec![format!("http://{upstream}")];
         bases.extend(proxy.as_ref().map(|p| format!("http://{}", p.addr)));
         for base in &bases {
-            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/js/http_client.mjs");
-            let run = tokio::process::Command::new("node")
-                .arg(script)
-                .arg(base)
-                .kill_on_drop(true)
-                .output();
-            let out = tokio::time::timeout(Duration::from_secs(30), run)
-                .await
-                .expect("node took longer than 30 s")
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "node failed against {base}: {}\n{stdout}\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let lines: Vec<&str> = stdout.lines().collect();
+            let lines = run_node("http_client.mjs", std::slice::from_ref(base)).await;
             assert_eq!(
                 lines,
                 [
@@ -198,7 +174,7 @@ fn a_javascript_client_over_http() {
                     "sample: seq=3 value=1.5 cursor=3",
                     "end: flags=0x01 length=0",
                 ],
-                "against {base}:\n{stdout}"
+                "against {base}: {lines:#?}"
             );
         }
         assert_eq!(probe.calls.load(Ordering::SeqCst), 4 * bases.len());

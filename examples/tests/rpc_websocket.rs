@@ -809,37 +809,12 @@ fn random_messages_end_the_connection_cleanly() {
 /// call and a server stream against the Lab.
 #[test]
 fn a_javascript_client_in_node() {
-    let node = std::process::Command::new("node").arg("--version").output();
-    let Some(version) = node.ok().filter(|o| o.status.success()) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "node is not installed, and CI needs it for this test"
-        );
-        eprintln!("SKIPPED a_javascript_client_in_node: node is not installed");
+    if !node_or_skip("a_javascript_client_in_node") {
         return;
-    };
-    eprintln!("node {}", String::from_utf8_lossy(&version.stdout).trim());
+    }
     with_server(Limits::default(), |_, url, probe| async move {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/js/ws_client.mjs");
-        let run = tokio::process::Command::new("node")
-            .arg(script)
-            .arg(&url)
-            .arg(svc::ECHO.id.to_string())
-            .arg(svc::SAMPLES.id.to_string())
-            .kill_on_drop(true)
-            .output();
-        let out = tokio::time::timeout(Duration::from_secs(30), run)
-            .await
-            .expect("node took longer than 30 s")
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "node failed: {}\n{stdout}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let lines: Vec<&str> = stdout.lines().collect();
+        let args = [url, svc::ECHO.id.to_string(), svc::SAMPLES.id.to_string()];
+        let lines = run_node("ws_client.mjs", &args).await;
         assert_eq!(
             lines,
             [
@@ -851,7 +826,7 @@ fn a_javascript_client_in_node() {
                 "end: flags=0x01 length=0",
                 "close: 1000",
             ],
-            "{stdout}"
+            "{lines:#?}"
         );
         assert_eq!(probe.calls.load(Ordering::SeqCst), 2);
     });

@@ -469,3 +469,46 @@ pub async fn eventually(what: &str, f: impl Fn() -> bool) {
     }
     panic!("timed out waiting for: {what}");
 }
+
+/// Whether Node.js is installed (`scripts/test-services` installs it); without it a test
+/// that needs it is skipped with a notice, unless CI is set, where that is a failure.
+pub fn node_or_skip(test: &str) -> bool {
+    let node = std::process::Command::new("node").arg("--version").output();
+    match node.ok().filter(|o| o.status.success()) {
+        Some(version) => {
+            eprintln!("node {}", String::from_utf8_lossy(&version.stdout).trim());
+            true
+        }
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{test}: node is not installed, and CI needs it (scripts/test-services)"
+            );
+            eprintln!("SKIPPED {test}: node is not installed");
+            false
+        }
+    }
+}
+
+/// Runs `node tests/js/SCRIPT ARGS...` (at most 30 s) and returns what it printed, line by
+/// line; a failing script fails the test with its output.
+pub async fn run_node(script: &str, args: &[String]) -> Vec<String> {
+    let path = format!("{}/tests/js/{script}", env!("CARGO_MANIFEST_DIR"));
+    let run = tokio::process::Command::new("node")
+        .arg(&path)
+        .args(args)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("node took longer than 30 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "node {script} {args:?} failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.lines().map(str::to_string).collect()
+}
