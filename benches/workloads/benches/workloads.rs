@@ -11,8 +11,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use bebop_workloads::data::Dataset;
 use bebop_workloads::shape::Shape;
 use bebop_workloads::suite::{
-    CaseSink, Format, Op, Prepared, WorkloadInfo, WorkloadVisitor, for_each_workload,
+    CaseSink, Format, Op, Prepared, WorkloadInfo, WorkloadVisitor, for_each_ascii_workload,
+    for_each_workload,
 };
+use bebop_workloads::text::TextMode;
 
 struct Benches<'c> {
     c: &'c mut Criterion,
@@ -49,7 +51,9 @@ impl WorkloadVisitor for Benches<'_> {
 
 fn workloads(c: &mut Criterion) {
     let data = Dataset::build();
+    let ascii = Dataset::build_with(TextMode::Ascii);
     for_each_workload(&data, &mut Benches { c });
+    for_each_ascii_workload(&data, &ascii, &mut Benches { c });
 }
 
 criterion_group! {

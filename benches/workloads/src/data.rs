@@ -18,12 +18,18 @@
 //!   kind and size (about 150 KB of Markdown: `## Chapter` headings, other `##` headings and
 //!   paragraphs), which the reference's span splitter, reimplemented in [`split_spans`], cuts
 //!   into spans.
+//! - **Text**: the harness's strings are ASCII but for its ChunkedText input, which has a
+//!   few hundred multi-byte characters. Every text-bearing field here (names, titles, bodies,
+//!   tokens, JSON string values, the ChunkedText source) is rewritten by
+//!   [`crate::text::Texture`] at that rate, keeping every byte length; [`TextMode::Ascii`]
+//!   builds the pure-ASCII text for the report's second rows.
 //! - **Object key order**: the reference fills hash maps; here objects are `BTreeMap`s, so
 //!   every format writes keys in ascending order.
 
 use std::collections::BTreeMap;
 
 use crate::model::*;
+use crate::text::{TextMode, Texture};
 
 /// The 64-bit Mersenne Twister (MT19937-64), the engine of the reference harness.
 #[derive(Clone)]
@@ -157,6 +163,19 @@ fn object<const N: usize>(entries: [(&str, JsonValue); N]) -> JsonValue {
     )
 }
 
+/// The seed of the [`Texture`] of [`TextMode::Mixed`] data.
+const TEXTURE_SEED: u64 = 2026;
+
+/// Rewrites the string values (not the keys) of a JSON value.
+fn texture_json(value: &mut JsonValue, apply: &mut impl FnMut(&mut String)) {
+    match value {
+        JsonValue::String(s) => apply(s),
+        JsonValue::List(items) => items.iter_mut().for_each(|v| texture_json(v, apply)),
+        JsonValue::Object(fields) => fields.values_mut().for_each(|v| texture_json(v, apply)),
+        _ => {}
+    }
+}
+
 /// Every workload's value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dataset {
@@ -211,8 +230,57 @@ pub struct Dataset {
 const TIMESTAMP: i64 = 1_704_067_200_000;
 
 impl Dataset {
-    /// Builds every workload, in the reference's order of random draws.
+    /// Builds every workload, in the reference's order of random draws, with realistic text
+    /// ([`TextMode::Mixed`]).
     pub fn build() -> Dataset {
+        Dataset::build_with(TextMode::Mixed)
+    }
+
+    /// Builds every workload with the given kind of text. Both kinds have the same values,
+    /// lengths and wire sizes; only the characters of the text-bearing fields differ.
+    pub fn build_with(text: TextMode) -> Dataset {
+        let ascii = Dataset::build_ascii();
+        match text {
+            TextMode::Ascii => ascii,
+            TextMode::Mixed => ascii.textured(&mut Texture::new(TEXTURE_SEED)),
+        }
+    }
+
+    /// The text-bearing fields (names, titles, bodies, tokens, JSON string values, the
+    /// ChunkedText source) rewritten by `texture`, in a fixed order. Identifiers (event types,
+    /// tensor names and dtypes, model names, JSON keys, emails) stay ASCII, as they are in
+    /// real data.
+    fn textured(mut self, texture: &mut Texture) -> Dataset {
+        let mut apply = |s: &mut String| *s = texture.apply(s);
+        apply(&mut self.person_small.name);
+        apply(&mut self.person_medium.name);
+        texture_json(&mut self.json_small, &mut apply);
+        texture_json(&mut self.json_large, &mut apply);
+        for doc in [&mut self.document_small, &mut self.document_large] {
+            apply(&mut doc.title);
+            apply(&mut doc.body);
+            for value in doc.metadata.values_mut() {
+                texture_json(value, &mut apply);
+            }
+        }
+        for chunk in [&mut self.llm_chunk_small, &mut self.llm_chunk_large] {
+            for token in &mut chunk.tokens {
+                apply(token);
+            }
+            for alt in &mut chunk.logprobs {
+                for top in &mut alt.top_tokens {
+                    apply(&mut top.token);
+                }
+            }
+        }
+        apply(&mut self.chunked_text.source);
+        // Byte lengths and line structure are kept, so the spans are the same.
+        self.chunked_text.spans = split_spans(&self.chunked_text.source);
+        self
+    }
+
+    /// Builds every workload with pure-ASCII text, in the reference's order of random draws.
+    fn build_ascii() -> Dataset {
         let mut rng = Mt64::new(42);
         let id = |rng: &mut Mt64| rng.int_in(1, 1_000_000);
         let price = |rng: &mut Mt64| rng.f64_in(10.0, 10_000.0);
@@ -800,6 +868,25 @@ mod tests {
             assert!(!piece.starts_with('\n') && !piece.ends_with("\n\n"));
         }
         assert_eq!(Dataset::build(), Dataset::build(), "deterministic");
+    }
+
+    #[test]
+    fn mixed_text_keeps_every_length_and_span_and_has_the_reference_rate() {
+        let (mixed, ascii) = (Dataset::build(), Dataset::build_with(TextMode::Ascii));
+        assert_ne!(mixed, ascii);
+        let (m, a) = (&mixed.chunked_text, &ascii.chunked_text);
+        assert_eq!(m.source.len(), a.source.len());
+        assert_eq!(m.spans, a.spans, "the same spans");
+        let chars = m.source.chars().count();
+        let rate = crate::text::non_ascii_chars(&m.source) as f64 / chars as f64;
+        assert!((0.003..0.007).contains(&rate), "{rate}");
+        assert_eq!(mixed.document_large.body.len(), 2000);
+        assert!(!mixed.document_large.body.is_ascii());
+        assert!(mixed.llm_chunk_large.tokens.iter().all(|t| t.len() == 4));
+        // Identifiers stay ASCII; values that are not text are the same.
+        assert_eq!(mixed.tensor_shard_large, ascii.tensor_shard_large);
+        assert_eq!(mixed.event_large, ascii.event_large);
+        assert_eq!(mixed.person_small.email, ascii.person_small.email);
     }
 
     #[test]

@@ -36,5 +36,6 @@ pub mod runner;
 pub mod scaling;
 pub mod shape;
 pub mod suite;
+pub mod text;
 pub mod timing;
 pub mod walk;

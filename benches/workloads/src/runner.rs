@@ -10,8 +10,10 @@ use crate::data::Dataset;
 use crate::scaling::{self, BandwidthRow, ScalingRow};
 use crate::shape::Shape;
 use crate::suite::{
-    CaseSink, Format, Op, Prepared, WorkloadInfo, WorkloadVisitor, for_each_workload,
+    CaseSink, Format, Op, Prepared, WorkloadInfo, WorkloadVisitor, for_each_ascii_workload,
+    for_each_workload,
 };
+use crate::text::TextMode;
 use crate::timing::{Timing, TimingConfig, measure, smoke};
 
 /// One timed format × operation on one workload.
@@ -200,7 +202,8 @@ impl WorkloadVisitor for Collector<'_> {
         }
         self.visited.push(info);
         for &format in &Format::ALL {
-            if format == Format::BebopOwned {
+            // An ASCII row has the sizes of the row it repeats (byte lengths are kept).
+            if format == Format::BebopOwned || crate::suite::is_ascii_row(info.name) {
                 continue;
             }
             let bytes = prepared.bytes(format);
@@ -223,7 +226,7 @@ impl WorkloadVisitor for Collector<'_> {
             eprintln!(
                 "[{:>2}/{}] {:<18} round-trips in every format; {} cases in {:.1}s",
                 self.index,
-                crate::suite::WORKLOADS.len(),
+                crate::suite::WORKLOADS.len() + crate::suite::ASCII_WORKLOADS.len(),
                 info.name,
                 Format::ALL.len() * Op::ALL.len(),
                 started.elapsed().as_secs_f64()
@@ -262,6 +265,7 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let data = Dataset::build();
+    let ascii = Dataset::build_with(TextMode::Ascii);
     let mut collector = Collector {
         options,
         round: 0,
@@ -272,6 +276,7 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
         visited: Vec::new(),
     };
     for_each_workload(&data, &mut collector);
+    for_each_ascii_workload(&data, &ascii, &mut collector);
     if let Some(e) = collector.error {
         return Err(e);
     }
@@ -284,6 +289,7 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
         collector.round = round;
         collector.index = 0;
         for_each_workload(&data, &mut collector);
+        for_each_ascii_workload(&data, &ascii, &mut collector);
     }
     if collector.visited.is_empty() {
         return Err(format!(

@@ -246,6 +246,72 @@ pub fn for_each_workload(data: &Dataset, v: &mut impl WorkloadVisitor) {
     v.visit(j_large, &data.json_large);
 }
 
+/// The text-bearing workloads again, on pure-ASCII text ([`TextMode::Ascii`]): the second row
+/// that shows what realistic text costs against the ASCII fast path. Same shapes, values and
+/// wire sizes as the rows of [`WORKLOADS`] they are named after.
+///
+/// [`TextMode::Ascii`]: crate::text::TextMode::Ascii
+pub const ASCII_WORKLOADS: [WorkloadInfo; 9] = {
+    const fn w(name: &'static str, category: &'static str) -> WorkloadInfo {
+        WorkloadInfo { name, category }
+    }
+    [
+        w("LLMChunkSmall (ASCII)", "LLM streaming"),
+        w("LLMChunkLarge (ASCII)", "LLM streaming"),
+        w("ChunkedText (ASCII)", "LLM streaming"),
+        w("PersonSmall (ASCII)", "API payloads"),
+        w("PersonMedium (ASCII)", "API payloads"),
+        w("DocumentSmall (ASCII)", "API payloads"),
+        w("DocumentLarge (ASCII)", "API payloads"),
+        w("JsonSmall (ASCII)", "Recursive"),
+        w("JsonLarge (ASCII)", "Recursive"),
+    ]
+};
+
+/// True for the name of an [`ASCII_WORKLOADS`] row.
+pub fn is_ascii_row(workload: &str) -> bool {
+    ASCII_WORKLOADS.iter().any(|w| w.name == workload)
+}
+
+/// The [`ASCII_WORKLOADS`] row of a workload, if it has one.
+pub fn ascii_row_of(workload: &str) -> Option<&'static str> {
+    ASCII_WORKLOADS
+        .iter()
+        .map(|w| w.name)
+        .find(|name| name.strip_suffix(" (ASCII)") == Some(workload))
+}
+
+/// Hands `v` the [`ASCII_WORKLOADS`] of `ascii` whose value differs from the same workload of
+/// `mixed` (a short string may have drawn no multi-byte character, and then has no second
+/// row).
+pub fn for_each_ascii_workload(mixed: &Dataset, ascii: &Dataset, v: &mut impl WorkloadVisitor) {
+    let [
+        llm_small,
+        llm_large,
+        chunked,
+        p_small,
+        p_medium,
+        d_small,
+        d_large,
+        j_small,
+        j_large,
+    ] = ASCII_WORKLOADS;
+    fn visit<S: Shape>(v: &mut impl WorkloadVisitor, info: WorkloadInfo, mixed: &S, ascii: &S) {
+        if mixed != ascii {
+            v.visit(info, ascii);
+        }
+    }
+    visit(v, llm_small, &mixed.llm_chunk_small, &ascii.llm_chunk_small);
+    visit(v, llm_large, &mixed.llm_chunk_large, &ascii.llm_chunk_large);
+    visit(v, chunked, &mixed.chunked_text, &ascii.chunked_text);
+    visit(v, p_small, &mixed.person_small, &ascii.person_small);
+    visit(v, p_medium, &mixed.person_medium, &ascii.person_medium);
+    visit(v, d_small, &mixed.document_small, &ascii.document_small);
+    visit(v, d_large, &mixed.document_large, &ascii.document_large);
+    visit(v, j_small, &mixed.json_small, &ascii.json_small);
+    visit(v, j_large, &mixed.json_large, &ascii.json_large);
+}
+
 fn bincode_config() -> bincode::config::Configuration {
     bincode::config::standard()
 }

@@ -2,7 +2,7 @@
 
 use bebop_workloads::report;
 use bebop_workloads::runner::{RunOptions, run};
-use bebop_workloads::suite::{Format, Op, WORKLOADS};
+use bebop_workloads::suite::{ASCII_WORKLOADS, Format, Op, WORKLOADS};
 use bebop_workloads::timing::TimingConfig;
 
 #[test]
@@ -15,11 +15,24 @@ fn quick_mode_covers_everything_and_writes_the_report() {
     };
     let results = run(&options).unwrap_or_else(|e| panic!("{e}"));
     assert!(results.meta.quick);
+    // Every workload, and the pure-ASCII row of every text workload whose realistic text
+    // drew a multi-byte character (ChunkedText and the documents always do).
+    let ascii_rows: Vec<_> = ASCII_WORKLOADS
+        .iter()
+        .filter(|w| results.meta.workloads.iter().any(|v| v.name == w.name))
+        .collect();
+    for must in [
+        "ChunkedText (ASCII)",
+        "DocumentLarge (ASCII)",
+        "JsonLarge (ASCII)",
+    ] {
+        assert!(ascii_rows.iter().any(|w| w.name == must), "{must} missing");
+    }
     assert_eq!(
         results.cases.len(),
-        WORKLOADS.len() * Format::ALL.len() * Op::ALL.len()
+        (WORKLOADS.len() + ascii_rows.len()) * Format::ALL.len() * Op::ALL.len()
     );
-    for w in WORKLOADS {
+    for w in WORKLOADS.iter().chain(ascii_rows.iter().copied()) {
         for f in Format::ALL {
             for op in Op::ALL {
                 assert!(
