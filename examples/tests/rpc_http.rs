@@ -19,7 +19,7 @@ use bebop_runtime::rpc::{FrameFlags, RpcError, TrailingMetadata, parse_frame};
 use bytes::Bytes;
 use common::*;
 use futures_util::StreamExt;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, StreamBody};
 use hyper_util::client::legacy;
 use hyper_util::rt::TokioExecutor;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -1471,6 +1471,101 @@ fn broken_request_streams_end_in_clean_errors() {
         .await;
         assert_eq!((r.status(), r.header("bebop-status")), (501, Some("12")));
         running.stop().await;
+    });
+}
+
+/// A client that sends each small request frame as a DATA frame of its own, to a handler
+/// that pauses: HTTP/2 closes a connection whose peer has too many small DATA frames unread
+/// (`h2`'s `too_many_data_frames`, about 2,000 at the default window), so the server reads
+/// on while the call is busy (64 KiB at most) instead of leaving them in HTTP/2.
+#[test]
+fn many_small_data_frames_to_a_slow_handler_keep_the_connection() {
+    run(async {
+        let probe = Arc::new(Probe::default());
+        let running = http(lab_server(&probe)).await;
+        let a = addr(&running);
+        const FRAMES: u32 = 5_000;
+        let pause = Sample {
+            seq: PAUSE,
+            value: 300.0,
+        };
+        let chunks: Vec<Result<hyper::body::Frame<Bytes>, std::convert::Infallible>> =
+            std::iter::once(request_frame(0, &encode(&pause)))
+                .chain((1..=FRAMES).map(|seq| request_frame(0, &encode(&sample(seq)))))
+                .chain(std::iter::once(request_frame(0x01, &[])))
+                .map(|frame| Ok(hyper::body::Frame::data(Bytes::from(frame))))
+                .collect();
+        let client = legacy::Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .build_http::<StreamBody<_>>();
+        let body = StreamBody::new(futures_util::stream::iter(chunks));
+        let response = client
+            .request(
+                http::Request::post(format!("http://{a}/Lab/Upload"))
+                    .header("content-type", "application/bebop+stream")
+                    .body(body)
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let f = frames(&bytes);
+        assert_eq!(f[0].0, FrameFlags::END_STREAM);
+        let total = Total::from_bytes(&f[0].1).unwrap();
+        assert_eq!(total.count, FRAMES);
+        running.stop().await;
+    });
+}
+
+/// The same from the other side: a server that sends each small response frame as a DATA
+/// frame of its own to a caller that reads slowly; the client reads on (64 KiB at most)
+/// while the caller's queue is full, and the connection stays up.
+#[test]
+fn many_small_data_frames_to_a_slow_caller_keep_the_connection() {
+    run(async {
+        const FRAMES: u32 = 5_000;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let a = listener.local_addr().unwrap();
+        let serving = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            let service = hyper::service::service_fn(|_request| async {
+                let chunks: Vec<Result<hyper::body::Frame<Bytes>, std::convert::Infallible>> = (1
+                    ..=FRAMES)
+                    .map(|seq| request_frame(0, &encode(&sample(seq))))
+                    .chain(std::iter::once(request_frame(0x01, &[])))
+                    .map(|frame| Ok(hyper::body::Frame::data(Bytes::from(frame))))
+                    .collect();
+                http::Response::builder()
+                    .header("content-type", "application/bebop+stream")
+                    .body(StreamBody::new(futures_util::stream::iter(chunks)))
+            });
+            hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(hyper_util::rt::TokioIo::new(s), service)
+                .await
+        });
+        let client = Client::over(
+            HttpConnector::builder(&format!("http://{a}"))
+                .http2_prior_knowledge()
+                .build()
+                .unwrap(),
+        );
+        let lab = Running::lab(&client);
+        let mut s = lab
+            .samples(&settings(FRAMES, ""), CallOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(s.message().await.unwrap(), Some(sample(1)));
+        // A caller busy elsewhere while the rest arrives.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut seen = 1;
+        while let Some(item) = s.message().await.unwrap() {
+            seen += 1;
+            assert_eq!(item.seq, seen);
+        }
+        assert_eq!(seen, FRAMES);
+        drop((s, lab, client));
+        serving.await.unwrap().unwrap();
     });
 }
 

@@ -30,6 +30,7 @@ use crate::mapping::{
     format_deadline, is_reserved_header, media_type, metadata_into_headers,
     status_of_foreign_error,
 };
+use crate::read_ahead::{HTTP2_CONNECTION_WINDOW, READ_AHEAD, ReadAhead};
 use crate::server::BoxError;
 
 /// The most request bytes gathered into one chunk of a streaming request body.
@@ -170,6 +171,7 @@ impl HttpConnectorBuilder {
         };
         let client = legacy::Client::builder(TokioExecutor::new())
             .http2_only(self.http2)
+            .http2_initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .build(connect);
@@ -545,6 +547,8 @@ async fn frames(
     responses: &IncomingResponses,
     max: usize,
 ) -> Result<(), Status> {
+    // Read on while the caller is slow, so that small DATA frames do not pile up in HTTP/2.
+    let mut body = ReadAhead::new(body, READ_AHEAD);
     let mut buf = BytesMut::new();
     let mut offset: u64 = 0;
     let mut ended = false;
@@ -596,7 +600,11 @@ async fn frames(
                 ended = true;
                 break;
             }
-            if responses.push(flags, payload, cursor).await.is_err() {
+            if body
+                .during(responses.push(flags, payload, cursor))
+                .await
+                .is_err()
+            {
                 return Ok(());
             }
             if flags.contains(FrameFlags::END_STREAM) {

@@ -53,6 +53,7 @@
 mod body;
 mod client;
 pub mod mapping;
+mod read_ahead;
 mod server;
 #[cfg(feature = "tls")]
 mod tls;

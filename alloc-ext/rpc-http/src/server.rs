@@ -34,6 +34,7 @@ use crate::mapping::{
     fits_headers, header_of, http_status, media_type, metadata_from_headers, parse_deadline,
     status_header_value,
 };
+use crate::read_ahead::{HTTP2_CONNECTION_WINDOW, READ_AHEAD, ReadAhead};
 
 /// The error type request bodies are converted to.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -659,12 +660,14 @@ fn frame_refusal(error: ProtocolError, offset: u64) -> Status {
 /// with an `ERROR` frame and cancels the call; a body that fails (the client went away, an
 /// HTTP/2 reset) cancels the call.
 async fn forward_frames(
-    mut body: RequestBody,
+    body: RequestBody,
     mut requests: RequestSender,
     mut abort: oneshot::Sender<Status>,
     limit: usize,
     stall: Duration,
 ) {
+    // Read on while the call is busy, so that small DATA frames do not pile up in HTTP/2.
+    let mut body = ReadAhead::new(body, READ_AHEAD);
     let mut buf = BytesMut::new();
     // Bytes of the body before `buf`.
     let mut offset: u64 = 0;
@@ -776,7 +779,10 @@ async fn forward_frames(
                 refuse(abort, &requests, status);
                 return;
             }
-            match requests.send_frame(flags, payload, cursor).await {
+            match body
+                .during(requests.send_frame(flags, payload, cursor))
+                .await
+            {
                 Ok(()) => {
                     if flags.contains(FrameFlags::END_STREAM) {
                         ended = true;
@@ -964,6 +970,7 @@ fn builder(limits: &bebop_rpc::Limits, keep_alive: bool) -> auto::Builder<TokioE
     builder
         .http2()
         .timer(TokioTimer::new())
+        .initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
         .max_header_list_size(u32::try_from(limits.max_call_header).unwrap_or(u32::MAX))
         .max_concurrent_streams(u32::try_from(limits.max_concurrent_calls).unwrap_or(u32::MAX));
     builder

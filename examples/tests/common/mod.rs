@@ -147,7 +147,9 @@ impl svc::AsyncHandler for Lab {
         Ok(())
     }
 
-    /// Sums samples; a sample with `seq == 0` ends the upload early.
+    /// Sums samples; a sample with `seq == 0` ends the upload early, one with
+    /// `seq == PAUSE` (not counted) makes the handler wait `value` milliseconds before it reads
+    /// on (a consumer slower than its producer).
     async fn upload(
         &self,
         _ctx: &Context,
@@ -158,6 +160,10 @@ impl svc::AsyncHandler for Lab {
         while let Some(s) = requests.message().await? {
             if s.seq == 0 {
                 break;
+            }
+            if s.seq == PAUSE {
+                tokio::time::sleep(Duration::from_millis(s.value as u64)).await;
+                continue;
             }
             total.count += 1;
             total.sum += f64::from(s.value);
@@ -188,6 +194,9 @@ impl svc::AsyncHandler for Lab {
 }
 
 /// Sample `seq`: value `seq / 2`.
+/// The `seq` of a sample that pauses the upload handler (see `upload`).
+pub const PAUSE: u32 = u32::MAX;
+
 pub fn sample(seq: u32) -> Sample {
     Sample {
         seq,
