@@ -136,6 +136,22 @@ mod tests {
         Frame::data(Bytes::from_static(bytes))
     }
 
+    /// The next frame's data (it must be data).
+    async fn next_data<B: Body<Data = Bytes, Error = Infallible> + Unpin>(
+        body: &mut ReadAhead<B>,
+    ) -> Bytes {
+        match body.frame().await {
+            Some(Ok(frame)) => frame.into_data().expect("a data frame"),
+            other => panic!("expected data, got {other:?}"),
+        }
+    }
+
+    /// A consumer busy for a moment: the body is read ahead meanwhile.
+    async fn busy<B: Body<Data = Bytes> + Unpin>(body: &mut ReadAhead<B>) {
+        body.during(tokio::time::sleep(std::time::Duration::from_millis(20)))
+            .await;
+    }
+
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -150,14 +166,10 @@ mod tests {
                 Frames::new([data(b"ab"), data(b""), data(b"cd"), data(b"ef")]),
                 1024,
             );
-            let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
-            assert_eq!(&first[..], b"ab");
-            // A consumer that waits: the rest of the body is read meanwhile.
-            body.during(tokio::time::sleep(std::time::Duration::from_millis(20)))
-                .await;
+            assert_eq!(&next_data(&mut body).await[..], b"ab");
+            busy(&mut body).await;
             assert_eq!(body.body.taken, 4);
-            let rest = body.frame().await.unwrap().unwrap().into_data().unwrap();
-            assert_eq!(&rest[..], b"cdef");
+            assert_eq!(&next_data(&mut body).await[..], b"cdef");
             assert!(body.frame().await.is_none());
         });
     }
@@ -176,17 +188,13 @@ mod tests {
                 ]),
                 6,
             );
-            body.during(tokio::time::sleep(std::time::Duration::from_millis(20)))
-                .await;
+            busy(&mut body).await;
             // 8 bytes read: the limit of 6 was reached after the second frame.
             assert_eq!(body.body.taken, 2);
-            let got = body.frame().await.unwrap().unwrap().into_data().unwrap();
-            assert_eq!(&got[..], b"01234567");
-            body.during(tokio::time::sleep(std::time::Duration::from_millis(20)))
-                .await;
+            assert_eq!(&next_data(&mut body).await[..], b"01234567");
+            busy(&mut body).await;
             assert_eq!(body.body.taken, 4);
-            let got = body.frame().await.unwrap().unwrap().into_data().unwrap();
-            assert_eq!(&got[..], b"89");
+            assert_eq!(&next_data(&mut body).await[..], b"89");
             let trailers = body
                 .frame()
                 .await

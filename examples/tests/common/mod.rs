@@ -193,10 +193,10 @@ impl svc::AsyncHandler for Lab {
     }
 }
 
-/// Sample `seq`: value `seq / 2`.
 /// The `seq` of a sample that pauses the upload handler (see `upload`).
 pub const PAUSE: u32 = u32::MAX;
 
+/// Sample `seq`: value `seq / 2`.
 pub fn sample(seq: u32) -> Sample {
     Sample {
         seq,
