@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -279,6 +280,31 @@ fn dispatch_returns_at_once_and_resolve_pushes_and_replays() {
         assert_eq!((pushed.id, pushed.text()), (late, "late".into()), "{t:?}");
         drop(stream);
         f.running.stop().await;
+    });
+}
+
+#[test]
+fn the_work_outlives_the_dispatching_connection() {
+    each_carrier(|f| async move {
+        let t = f.transport;
+        let id = f.alice.echo("sleep:300").await;
+        // The connection that dispatched goes away before the work is done.
+        let Fixture {
+            running,
+            alice,
+            probe,
+            ..
+        } = f;
+        drop(alice);
+        let alice = Caller::new(running.client().await, "alice");
+        assert_eq!(alice.result(id).await.text(), "sleep:300", "{t:?}");
+        assert_eq!(
+            probe.dropped.load(Ordering::SeqCst),
+            0,
+            "{t:?}: the work was stopped"
+        );
+        drop(alice);
+        running.stop().await;
     });
 }
 
