@@ -745,6 +745,10 @@ pub struct Response<T> {
 }
 
 impl<T> Response<T> {
+    pub(crate) fn from_parts(message: T, metadata: Metadata) -> Self {
+        Response { message, metadata }
+    }
+
     /// The response message.
     pub fn into_inner(self) -> T {
         self.message

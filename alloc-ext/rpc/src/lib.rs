@@ -16,6 +16,9 @@
 //! - Batches (method 1): the server runs a [`Batch`] of unary and server-stream calls in one
 //!   round trip, independent calls at once and each call given another's response as its
 //!   request after it ([`Client::batch`], [`BatchResults`]).
+//! - Futures (methods 2 to 4): calls the server runs in the background, on a store of
+//!   [`futures`]; [`Client::dispatch`] returns a typed [`Dispatched`] handle,
+//!   [`Client::resolve`] streams [`Resolved`] results and [`Client::cancel`] cancels one.
 //! - [`Context`]: what a handler knows about its call (`docs/rpc.md`, "Call context").
 //!
 //! Generated code (`bebopc` with the Rust generator's `async_rpc` option) gives every
@@ -68,6 +71,7 @@ pub use batch::{Batch, BatchResults, CallRef, MethodRef};
 pub use bebop_runtime::rpc::StatusCode;
 pub use client::{Client, ClientLimits, Response, Streaming};
 pub use context::{Address, CallOptions, Context, Credentials, Peer};
+pub use futures::{DispatchOptions, Dispatched, FutureResponse, Resolutions, Resolved};
 pub use futures_core::Stream;
 pub use metadata::Metadata;
 pub use server::{

@@ -4,7 +4,7 @@
 mod batch;
 mod call;
 mod connection;
-mod dispatch;
+pub(crate) mod dispatch;
 mod futures;
 
 use std::collections::HashMap;

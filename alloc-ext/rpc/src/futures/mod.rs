@@ -53,6 +53,7 @@
 //! # Ok(()) }
 //! ```
 
+mod client;
 mod memory;
 
 #[cfg(any(test, feature = "conformance"))]
@@ -68,6 +69,7 @@ use bebop_runtime::rpc::{FutureOutcome, FutureResult, FutureSuccess, RpcError, S
 use bebop_runtime::{Decode, Map, Uuid};
 use futures_core::Stream;
 
+pub use client::{DispatchOptions, Dispatched, FutureResponse, Resolutions, Resolved};
 pub use memory::MemoryStore;
 
 use crate::metadata::Metadata;

@@ -702,6 +702,17 @@ fn async_method(
             let fut = future(res.clone());
             let r = result(quote!(#ar::Response<#res>));
             let cd = cdoc("");
+            let dd = Emitter::doc_lines(&[
+                format!(
+                    "Dispatches `{name}` as a future (method 2): the server runs it in the background;"
+                ),
+                "resolve the returned handle with `Client::resolve_one` (or `resolve`)."
+                    .to_string(),
+            ]);
+            let dispatch_fn = ident(&format!(
+                "dispatch_{}",
+                fn_name.to_string().trim_start_matches("r#")
+            ));
             AsyncMethod {
                 handler: quote! {
                     #doc
@@ -716,6 +727,15 @@ fn async_method(
                     #cd
                     pub async fn #fn_name(&self, request: &#req, options: #ar::CallOptions) -> #r {
                         self.0.unary(#c.id, request, options).await
+                    }
+
+                    #dd
+                    pub async fn #dispatch_fn(
+                        &self,
+                        request: &#req,
+                        options: #ar::DispatchOptions,
+                    ) -> ::core::result::Result<#ar::Dispatched<#res>, #ar::Status> {
+                        self.0.dispatch(#c.id, request, options).await
                     }
                 },
             }

@@ -1042,6 +1042,19 @@ pub mod r#type {
                     self.0.unary(GET.id, request, options).await
                 }
 
+                /// Dispatches `Get` as a future (method 2): the server runs it in the background;
+                /// resolve the returned handle with `Client::resolve_one` (or `resolve`).
+                pub async fn dispatch_get(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::DispatchOptions,
+                ) -> ::core::result::Result<
+                    ::bebop_rpc::Dispatched<super::super::super::owned::r#type::self_::String>,
+                    ::bebop_rpc::Status,
+                > {
+                    self.0.dispatch(GET.id, request, options).await
+                }
+
                 /// Calls `get`; read the responses from the returned stream.
                 pub async fn get_(
                     &self,
