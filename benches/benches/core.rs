@@ -1,5 +1,7 @@
-//! Core wire paths: a Person-like struct, a uuid + 768-element bfloat16 embedding, and the cost
-//! of creating scalar array views of different lengths (which must not depend on the length).
+//! Core wire paths: a Person-like struct, a uuid + 768-element bfloat16 embedding, the cost
+//! of creating scalar array views of different lengths (which must not depend on the length),
+//! and string validation: a bebop `string` decode against `core::str::from_utf8` on the same
+//! bytes, ASCII and mixed text, short and long.
 
 use std::hint::black_box;
 
@@ -79,5 +81,60 @@ fn view_creation(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, person, embedding, view_creation);
+/// Text of `len` bytes or a little more: lowercase words, and at `per_mille` of the
+/// characters a multi-byte one (mostly 3-byte punctuation, some 2-byte letters and 4-byte
+/// emoji, as in the reference benchmark's novel), from a fixed seed.
+fn text(len: usize, per_mille: u64) -> String {
+    let mut s = String::with_capacity(len + 4);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    while s.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if x % 1000 < per_mille {
+            s.push(
+                ['\u{2014}', '\u{201C}', '\u{201D}', '\u{e9}', '\u{1F600}'][(x >> 20) as usize % 5],
+            );
+        } else if x % 7 == 0 {
+            s.push(' ');
+        } else {
+            s.push((b'a' + ((x >> 30) % 26) as u8) as char);
+        }
+    }
+    s
+}
+
+fn utf8(c: &mut Criterion) {
+    let cases = [
+        ("ascii_20B", text(20, 0)),
+        ("one_dash_40B", {
+            let mut t = text(20, 0);
+            t.push('\u{2014}');
+            t.push_str(&text(17, 0));
+            t
+        }),
+        ("mixed_4KiB", text(4096, 5)),
+        ("mixed_150KB", text(150_000, 5)),
+        ("ascii_150KB", text(150_000, 0)),
+    ];
+    for (name, text) in &cases {
+        let mut encoded = vec![0u8; text.as_str().encoded_size()];
+        text.as_str().encode_into(&mut encoded).unwrap();
+        let mut g = c.benchmark_group(format!("utf8_{name}"));
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function("core::str::from_utf8", |b| {
+            b.iter(|| {
+                core::str::from_utf8(black_box(text.as_bytes()))
+                    .unwrap()
+                    .len()
+            })
+        });
+        g.bench_function("bebop string decode", |b| {
+            b.iter(|| <&str>::from_bytes(black_box(&encoded)).unwrap().len())
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, person, embedding, view_creation, utf8);
 criterion_main!(benches);
