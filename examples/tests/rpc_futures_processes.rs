@@ -9,7 +9,6 @@ mod support;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -424,15 +423,17 @@ async fn two_server_processes_share_futures_on_postgres() {
     b.terminate();
 }
 
-/// A fresh directory under the system's temporary directory.
+/// A fresh directory under the system's temporary directory, named by test, process and
+/// time so that concurrent and repeated runs do not share one.
 fn tempdir(what: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     let dir = std::env::temp_dir().join(format!(
-        "bebop-futures-{what}-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
+        "bebop-futures-{what}-{}-{nanos:x}",
+        std::process::id()
     ));
-    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    assert!(Path::new(&dir).is_dir());
     dir
 }
