@@ -256,6 +256,7 @@ impl<'a, T: Decode<'a> + Encode> Encode for Array<'a, T> {
     }
 }
 
+#[inline]
 fn encode_elements<T: Encode, S: Sink>(array: &Array<'_, T>, sink: &mut S) -> Result<(), S::Error> {
     match array.repr {
         // Decoded bytes are already in wire form (and keep anything the decoder skipped).

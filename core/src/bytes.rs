@@ -27,7 +27,11 @@ impl Encode for str {
 }
 
 impl<'a> Decode<'a> for &'a str {
-    #[inline]
+    // Always inlined: left to itself the compiler called it out of line from records with
+    // several strings, and the call cost more than the work (PersonSmall, two strings, decoded
+    // in 13.4 ns that way and in 4.6 ns inlined). The body is small: bounds, the NUL, and
+    // the ASCII check of short strings; longer or non-ASCII text is checked out of line.
+    #[inline(always)]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         // The prefix counts the UTF-8 bytes; the NUL terminator follows them.
         let len = reader.read_length(1)?;
@@ -35,10 +39,9 @@ impl<'a> Decode<'a> for &'a str {
         let bytes = reader.take(len)?;
         let nul = reader.read_u8()?;
         if nul != 0 {
-            return Err(Error::new(ErrorKind::MissingNul, start + len).with_detail(nul as u64));
+            return Err(missing_nul(start + len, nul));
         }
-        crate::utf8::from_utf8(bytes)
-            .map_err(|e| Error::new(ErrorKind::InvalidUtf8, start + e.valid_up_to()))
+        crate::utf8::from_utf8(bytes).map_err(|e| invalid_utf8(start, e))
     }
 
     /// Hops over the text and its NUL without checking them.
@@ -47,6 +50,18 @@ impl<'a> Decode<'a> for &'a str {
         let len = reader.read_u32()? as usize;
         reader.take(len.saturating_add(1)).map(drop)
     }
+}
+
+/// The error for a string whose terminator at `at` is `found`, not NUL.
+#[cold]
+fn missing_nul(at: usize, found: u8) -> Error {
+    Error::new(ErrorKind::MissingNul, at).with_detail(u64::from(found))
+}
+
+/// The error for a string starting at `start` that is not UTF-8.
+#[cold]
+fn invalid_utf8(start: usize, e: core::str::Utf8Error) -> Error {
+    Error::new(ErrorKind::InvalidUtf8, start + e.valid_up_to())
 }
 
 impl<T> WireSize for [T] {

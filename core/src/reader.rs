@@ -419,7 +419,25 @@ impl<'a> Reader<'a> {
     /// On a [validated](Self::is_validated) reader the elements are not checked again:
     /// fixed-size ones are taken in one step and the others hopped over with
     /// [`Decode::skip`].
+    #[inline]
     pub fn elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
+        // The common case, small enough to inline into every generated decoder: elements of
+        // a fixed size whose every bit pattern is valid (scalar arrays) and that fit. Taking
+        // them is what both paths below would do; anything else, errors included, is left
+        // to them.
+        if let (Some(size @ 1..), true) = (T::FIXED_SIZE, T::ALWAYS_VALID) {
+            if let Some(total) = size.checked_mul(count) {
+                if let Some((head, rest)) = self.rest.split_at_checked(total) {
+                    self.rest = rest;
+                    return Ok(head);
+                }
+            }
+        }
+        self.check_elements::<T>(count)
+    }
+
+    /// [`elements`](Self::elements) beyond its inlined fast path.
+    fn check_elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
         if self.validated {
             return self.skip_elements::<T>(count);
         }

@@ -17,18 +17,69 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Validates `bytes` as UTF-8, exactly like `core::str::from_utf8` (the same result and the
 /// same error).
+///
+/// Small enough to inline into every string decoder: strings of up to 32 bytes that are
+/// ASCII (names, keys, enum-like tags: most strings of most records) are checked here with
+/// at most four word loads; everything else is checked out of line.
 #[inline]
 pub(crate) fn from_utf8(bytes: &[u8]) -> Result<&str, Utf8Error> {
-    if bytes.is_ascii() || is_utf8(bytes) {
-        // SAFETY: `from_utf8_unchecked` requires valid UTF-8. ASCII is valid UTF-8, and
-        // `is_utf8` returns true only when every byte is ASCII or belongs to a sequence
-        // `sequence_len` accepted, which accepts exactly the well-formed sequences of the
-        // Unicode standard's table 3-7 (the tests compare it with `core::str::from_utf8` on
-        // every lead byte and every second byte).
+    if short_ascii(bytes) == Some(true) || validate(bytes) {
+        // SAFETY: `from_utf8_unchecked` requires valid UTF-8. ASCII is valid UTF-8:
+        // `short_ascii` returns `Some(true)` only when the words it tested cover every byte
+        // and none has its high bit set (the tests check every length up to 40 with a
+        // non-ASCII byte at every position); `validate` returns true only for ASCII or when
+        // `is_utf8` accepted every byte as ASCII or part of a sequence `sequence_len`
+        // accepted, which accepts exactly the well-formed sequences of the Unicode
+        // standard's table 3-7 (the tests compare it with `core::str::from_utf8` on every
+        // lead byte and every second byte).
         Ok(unsafe { core::str::from_utf8_unchecked(bytes) })
     } else {
-        core::str::from_utf8(bytes)
+        invalid(bytes)
     }
+}
+
+/// For `bytes` of at most 32 bytes, whether they are all ASCII, from overlapping words
+/// that together cover every byte; `None` for longer input.
+#[inline(always)]
+fn short_ascii(bytes: &[u8]) -> Option<bool> {
+    let n = bytes.len();
+    // (The conversions cannot fail: each arm reads only within `n` bytes.)
+    let u32_at = |i: usize| {
+        let word = bytes.get(i..i + 4).unwrap_or_default();
+        u32::from_ne_bytes(word.try_into().unwrap_or_default())
+    };
+    let u64_at = |i: usize| {
+        let word = bytes.get(i..i + 8).unwrap_or_default();
+        u64::from_ne_bytes(word.try_into().unwrap_or_default())
+    };
+    let high = match n {
+        0 => 0,
+        // Bytes 0, n/2 and n-1 are every byte of a string of 1 to 3 bytes.
+        1..=3 => {
+            let at = |i: usize| u64::from(bytes.get(i).copied().unwrap_or(0));
+            at(0) | at(n / 2) | at(n - 1)
+        }
+        4..=7 => u64::from(u32_at(0) | u32_at(n - 4)),
+        8..=16 => u64_at(0) | u64_at(n - 8),
+        17..=32 => u64_at(0) | u64_at(8) | u64_at(n - 16) | u64_at(n - 8),
+        _ => return None,
+    };
+    Some(high & HIGH == 0)
+}
+
+/// Whether `bytes` is valid UTF-8: the out-of-line part of [`from_utf8`].
+// Out of line so that the string decoder, which is inlined into every generated decoder,
+// stays small.
+#[inline(never)]
+fn validate(bytes: &[u8]) -> bool {
+    bytes.is_ascii() || is_utf8(bytes)
+}
+
+/// The standard library's verdict on bytes `is_utf8` refused (its error is the one reported).
+#[cold]
+#[inline(never)]
+fn invalid(bytes: &[u8]) -> Result<&str, Utf8Error> {
+    core::str::from_utf8(bytes)
 }
 
 /// The 8 bytes at `i` as a little-endian word, if there are 8.
@@ -174,6 +225,29 @@ mod tests {
 
     /// Every lead byte with every second byte, then the continuation bytes at their edges:
     /// each prefix alone, and the whole sequence between blocks of ASCII.
+    #[test]
+    fn every_length_and_position_of_a_non_ascii_byte() {
+        for n in 0..=40usize {
+            let ascii = vec![b'a'; n];
+            assert!(from_utf8(&ascii).is_ok(), "{n}");
+            assert_eq!(short_ascii(&ascii), (n <= 32).then_some(true));
+            for at in 0..n {
+                for b in [0x80u8, 0xC3, 0xFF] {
+                    let mut bytes = ascii.clone();
+                    bytes[at] = b;
+                    assert_ne!(short_ascii(&bytes), Some(true), "{n} {at} {b:#x}");
+                    same_as_core(&bytes).unwrap();
+                }
+                // A whole two-byte character ending the string is valid.
+                if at + 1 < n {
+                    let mut bytes = ascii.clone();
+                    bytes[at..at + 2].copy_from_slice("\u{e9}".as_bytes());
+                    assert_eq!(from_utf8(&bytes).map(str::len), Ok(n));
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_lead_and_second_byte() {
         let edges = [0x41, 0x80, 0xBF, 0xC0];

@@ -4,7 +4,8 @@
 //! [`suite::for_each_workload`] hands each to a visitor with its type; [`suite::Prepared`]
 //! makes every format's form and bytes, checks that they round-trip ([`suite::Prepared::verify`])
 //! and hands out the timed closures ([`suite::Prepared::cases`]) that both the `bench-report`
-//! runner ([`runner::run`], [`report::write`]) and the criterion bench time.
+//! runner ([`runner::run`], [`report::write`], checked against the previous run by
+//! [`compare::Comparison`]) and the criterion bench time.
 //!
 //! ```
 //! use bebop_workloads::data::Dataset;
@@ -28,6 +29,7 @@ pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/bench.rs"));
 }
 
+pub mod compare;
 pub mod data;
 pub mod model;
 pub mod plot;

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::compare::Comparison;
 use crate::plot::{self, PALETTE, Series};
 use crate::runner::Results;
 use crate::scaling::BandwidthRow;
@@ -396,7 +397,9 @@ fn scaling_chart(results: &Results) -> String {
 }
 
 /// The Markdown report.
-pub fn markdown(results: &Results) -> String {
+///
+/// With `comparison`, a section compares this run against an earlier one ([`Comparison`]).
+pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
     let m = &results.meta;
     let mut out = String::new();
     let _ = writeln!(
@@ -439,6 +442,10 @@ pub fn markdown(results: &Results) -> String {
     );
     out.push_str(&summary_table(results));
     let _ = writeln!(out, "\n![decode + walk](decode_walk.svg)\n");
+    if let Some(c) = comparison {
+        let _ = writeln!(out, "\n## Against the previous run\n");
+        out.push_str(&c.markdown());
+    }
     for (op, file, text) in [
         (
             Op::Encode,
@@ -641,8 +648,9 @@ What differs:
   `bytes`, as a protobuf user would choose.
 ";
 
-/// Writes `results.json`, `report.md` and the charts into `dir`.
-pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
+/// Writes `results.json`, `report.md` (with the section of `comparison`, when there is one)
+/// and the charts into `dir`.
+pub fn write(results: &Results, comparison: Option<&Comparison>, dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let put = |name: &str, text: &str| {
         let path = dir.join(name);
@@ -650,7 +658,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
     };
     let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
     put("results.json", &json)?;
-    put("report.md", &markdown(results))?;
+    put("report.md", &markdown(results, comparison))?;
     put(
         "decode_walk.svg",
         &op_chart(results, Op::DecodeWalk, "Decode + walk (every field read)"),

@@ -1,5 +1,6 @@
 //! The report runner's quick mode runs every workload and format and writes a complete report.
 
+use bebop_workloads::compare::Comparison;
 use bebop_workloads::report;
 use bebop_workloads::runner::{RunOptions, run};
 use bebop_workloads::suite::{ASCII_WORKLOADS, Format, Op, WORKLOADS};
@@ -50,9 +51,19 @@ fn quick_mode_covers_everything_and_writes_the_report() {
     assert!(!results.scaling.is_empty() && !results.bandwidth.is_empty());
 
     let dir = std::env::temp_dir().join(format!("bebop-workloads-test-{}", std::process::id()));
-    report::write(&results, &dir).unwrap_or_else(|e| panic!("{e}"));
+    // Against the results checked into the repository, as a full run would compare.
+    let checked_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("report/results.json");
+    let now = serde_json::to_value(&results).unwrap_or_default();
+    let comparison = Comparison::from_file(&checked_in, &now).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        comparison.rows.len() > 500,
+        "{} rows matched",
+        comparison.rows.len()
+    );
+    report::write(&results, Some(&comparison), &dir).unwrap_or_else(|e| panic!("{e}"));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
     assert!(md.contains("Quick mode"));
+    assert!(md.contains("## Against the previous run"));
     for w in WORKLOADS {
         assert!(
             md.contains(&format!("| {} |", w.name)),
