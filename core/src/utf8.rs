@@ -18,13 +18,15 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// Validates `bytes` as UTF-8, exactly like `core::str::from_utf8` (the same result and the
 /// same error).
 ///
-/// Small enough to inline into every string decoder: strings of up to 32 bytes that are
-/// ASCII (names, keys, enum-like tags: most strings of most records) are checked here with
-/// at most four word loads; everything else is checked out of line.
+/// Small enough to inline into every string decoder: on 64-bit targets, strings of up to 32
+/// bytes that are ASCII (names, keys, enum-like tags: most strings of most records) are
+/// checked here with at most four word loads; everything else is checked out of line. On
+/// other targets (microcontrollers, built for size) the inlined part is `is_ascii`.
 #[inline]
 pub(crate) fn from_utf8(bytes: &[u8]) -> Result<&str, Utf8Error> {
-    if short_ascii(bytes) == Some(true) || validate(bytes) {
+    if inline_ascii(bytes) || validate(bytes) {
         // SAFETY: `from_utf8_unchecked` requires valid UTF-8. ASCII is valid UTF-8:
+        // `inline_ascii` is `<[u8]>::is_ascii` or `short_ascii(..) == Some(true)`, and
         // `short_ascii` returns `Some(true)` only when the words it tested cover every byte
         // and none has its high bit set (the tests check every length up to 40 with a
         // non-ASCII byte at every position); `validate` returns true only for ASCII or when
@@ -38,8 +40,25 @@ pub(crate) fn from_utf8(bytes: &[u8]) -> Result<&str, Utf8Error> {
     }
 }
 
+/// Whether `bytes` is ASCII as far as the inlined check can tell (false: ask [`validate`]).
+#[cfg(target_pointer_width = "64")]
+#[inline(always)]
+fn inline_ascii(bytes: &[u8]) -> bool {
+    short_ascii(bytes) == Some(true)
+}
+
+/// Whether `bytes` is ASCII. On targets without 64-bit registers the word tests of
+/// `short_ascii` cost more flash than they save time (304 bytes more for a codec of one
+/// two-string record on Cortex-M0, built for size).
+#[cfg(not(target_pointer_width = "64"))]
+#[inline(always)]
+fn inline_ascii(bytes: &[u8]) -> bool {
+    bytes.is_ascii()
+}
+
 /// For `bytes` of at most 32 bytes, whether they are all ASCII, from overlapping words
 /// that together cover every byte; `None` for longer input.
+#[cfg(target_pointer_width = "64")]
 #[inline(always)]
 fn short_ascii(bytes: &[u8]) -> Option<bool> {
     let n = bytes.len();
@@ -230,11 +249,13 @@ mod tests {
         for n in 0..=40usize {
             let ascii = vec![b'a'; n];
             assert!(from_utf8(&ascii).is_ok(), "{n}");
+            #[cfg(target_pointer_width = "64")]
             assert_eq!(short_ascii(&ascii), (n <= 32).then_some(true));
             for at in 0..n {
                 for b in [0x80u8, 0xC3, 0xFF] {
                     let mut bytes = ascii.clone();
                     bytes[at] = b;
+                    #[cfg(target_pointer_width = "64")]
                     assert_ne!(short_ascii(&bytes), Some(true), "{n} {at} {b:#x}");
                     same_as_core(&bytes).unwrap();
                 }
