@@ -149,13 +149,19 @@ impl Comparison {
         })
     }
 
+    /// Compares `now` with the earlier run whose `results.json` text is `before`.
+    pub fn from_json(before: &str, now: &Value) -> Result<Comparison, CompareError> {
+        let before: Value =
+            serde_json::from_str(before).map_err(|e| CompareError(format!("not JSON: {e}")))?;
+        Comparison::new(&before, now)
+    }
+
     /// Reads the earlier run from `path` and compares it with `now`.
     pub fn from_file(path: &Path, now: &Value) -> Result<Comparison, CompareError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CompareError(format!("cannot read {}: {e}", path.display())))?;
-        let before: Value = serde_json::from_str(&text)
-            .map_err(|e| CompareError(format!("{}: not JSON: {e}", path.display())))?;
-        Comparison::new(&before, now).map_err(|e| CompareError(format!("{}: {e}", path.display())))
+        Comparison::from_json(&text, now)
+            .map_err(|e| CompareError(format!("{}: {e}", path.display())))
     }
 
     /// Our rows more than [`THRESHOLD`] slower, in the report's order.

@@ -157,8 +157,6 @@ fn main() -> ExitCode {
 
 /// The comparison of `results` with the earlier run whose `results.json` is `before`.
 fn compare(before: &str, results: &bebop_workloads::runner::Results) -> Result<Comparison, String> {
-    let before: serde_json::Value =
-        serde_json::from_str(before).map_err(|e| format!("the baseline is not JSON: {e}"))?;
     let now = serde_json::to_value(results).map_err(|e| e.to_string())?;
-    Comparison::new(&before, &now).map_err(|e| e.to_string())
+    Comparison::from_json(before, &now).map_err(|e| format!("the baseline: {e}"))
 }
