@@ -188,6 +188,28 @@ impl<T> LentIter<'_, T> {
         self.lent.len.saturating_sub(self.next)
     }
 
+    /// The next `n` elements (fewer when fewer are left) as a walk of their own, and this
+    /// walk moved past them; `None` when no element is left. For owners that index in O(1)
+    /// (the elements of an `Array`), like [`LentIter::skip_indexed`].
+    #[inline]
+    pub(crate) fn take_front(&mut self, n: usize) -> Option<Self> {
+        if self.left() == 0 {
+            return None;
+        }
+        let end = self.next.saturating_add(n).min(self.lent.len);
+        let front = LentIter {
+            lent: Lent {
+                len: end,
+                ..self.lent
+            },
+            next: self.next,
+            cursor: self.cursor,
+        };
+        self.next = end;
+        self.cursor = Cursor::default();
+        Some(front)
+    }
+
     /// Skips `n` elements of an owner that indexes in O(1) (not a sorted map, whose walk
     /// needs every key).
     #[inline]

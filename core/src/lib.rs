@@ -120,7 +120,7 @@ mod owned;
 #[cfg(feature = "serde")]
 pub mod serde_support;
 
-pub use array::{Array, FixedArray, Iter as ArrayIter};
+pub use array::{Array, Chunks as ArrayChunks, FixedArray, Iter as ArrayIter};
 pub use codec::{Decode, Encode, FixedSize, WireSize, field_size};
 pub use error::{Error, ErrorKind, IoError};
 pub use lazy::Lazy;

@@ -516,9 +516,12 @@ pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
          TensorShardLarge are 3 KiB and 64 KiB). Bytes per second are the record's wire bytes \
          divided by the time; memcpy is `copy_from_slice` of the same bytes into another \
          buffer (warm caches, single thread). Decoding alone is O(1) (last column). Every \
-         element is read two ways: through `Array::iter` (which slices fixed-size elements \
-         straight out of the input), and by hand from `Array::wire_bytes()` in two-byte \
-         chunks, as a yardstick for `iter`.\n"
+         element is read two ways: through `Array::chunks` and `iter` (which slice \
+         fixed-size elements straight out of the input), and by hand from \
+         `Array::wire_bytes()` in two-byte chunks, as a yardstick for `iter`. Both sum the \
+         bfloat16 bits as every walk in this report does: in blocks of 65,536 elements, \
+         each summed in 32-bit lanes (which cannot overflow for such a block) and the block \
+         sums in 64 bits.\n"
     );
     out.push_str(&bandwidth_table(&results.bandwidth));
     let _ = writeln!(out, "\n![bandwidth](bandwidth.svg)\n");

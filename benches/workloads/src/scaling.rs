@@ -53,10 +53,10 @@ pub struct BandwidthRow {
     pub memcpy: Timing,
     /// View decode alone.
     pub decode: Timing,
-    /// View decode, then reading every element through `Array::iter`.
+    /// View decode, then reading every element through `Array::chunks` and `Array::iter`.
     pub decode_read: Timing,
-    /// View decode, then reading every element from `Array::wire_bytes` in two-byte chunks
-    /// (a yardstick for `Array::iter`).
+    /// View decode, then reading every element from `Array::wire_bytes` in two-byte chunks,
+    /// block by block as the walks do (a yardstick for `Array::iter`).
     pub decode_read_wire: Timing,
     /// View decode, then `Array::copy_to_slice` into a caller's `[bf16]`.
     pub decode_copy_out: Timing,
@@ -208,6 +208,13 @@ pub fn scaling(quick: bool, config: &TimingConfig) -> Result<Vec<ScalingRow>, St
     Ok(rows)
 }
 
+/// The sum of the little-endian 16-bit values of `bytes`, read as the walks read arrays of
+/// them ([`Hasher::halves`](crate::walk::Hasher::halves)): the hand-written yardstick for
+/// `Array::iter`.
+fn sum_wire_halves(bytes: &[u8]) -> u64 {
+    crate::walk::sum_halves(crate::walk::halves_le(bytes))
+}
+
 /// Measures bandwidth against `memcpy` for records from 64 KiB to 16 MiB.
 pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>, String> {
     let sizes: &[usize] = if quick {
@@ -238,11 +245,7 @@ pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>
                 "tensor shard of {size} bytes: copy_to_slice differs"
             ));
         }
-        let wire_sum = decoded.data.wire_bytes().map_or(0, |b| {
-            b.chunks_exact(2)
-                .map(|c| u64::from(u16::from_le_bytes([c[0], c[1]])))
-                .fold(0u64, u64::wrapping_add)
-        });
+        let wire_sum = decoded.data.wire_bytes().map_or(0, sum_wire_halves);
         let model_sum = model
             .data
             .iter()
@@ -269,13 +272,8 @@ pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>
                 bop::TensorShard::from_bytes(black_box(&bytes)).map_or(0, |v| checksum(&v))
             }),
             decode_read_wire: run_op(quick, config, || {
-                bop::TensorShard::from_bytes(black_box(&bytes)).map_or(0, |v| {
-                    v.data.wire_bytes().map_or(0, |b| {
-                        b.chunks_exact(2)
-                            .map(|c| u64::from(u16::from_le_bytes([c[0], c[1]])))
-                            .fold(0u64, u64::wrapping_add)
-                    })
-                })
+                bop::TensorShard::from_bytes(black_box(&bytes))
+                    .map_or(0, |v| v.data.wire_bytes().map_or(0, sum_wire_halves))
             }),
             decode_copy_out: run_op(quick, config, || {
                 bop::TensorShard::from_bytes(black_box(&bytes))
