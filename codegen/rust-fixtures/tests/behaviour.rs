@@ -316,7 +316,15 @@ fn services() {
     use fx::extra::naming::r#type::self_::api;
     assert_eq!(
         api::METHODS.iter().map(|m| m.name).collect::<Vec<_>>(),
-        ["Get", "get", "Put", "Talk"]
+        [
+            "Get",
+            "get",
+            "Put",
+            "Talk",
+            "GetOwned",
+            "DispatchGet",
+            "New"
+        ]
     );
     assert_ne!(api::GET.id, api::GET_.id);
 }

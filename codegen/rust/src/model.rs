@@ -187,6 +187,11 @@ pub(crate) struct Method {
     pub const_name: String,
     /// The `snake_case` name of its handler and client methods.
     pub fn_name: String,
+    /// The name of its owned-types client method (`{fn_name}_owned`, unless a method of the
+    /// service already has that name).
+    pub owned_fn_name: String,
+    /// The name of its async client's dispatch method (`dispatch_{fn_name}`, likewise).
+    pub dispatch_fn_name: String,
     /// The names of its request and response type aliases.
     pub request_alias: String,
     pub response_alias: String,
@@ -722,6 +727,9 @@ impl<'d> Model<'d> {
                     methods.push(Method {
                         const_name: consts.claim(shouty(&src_name)),
                         fn_name: fns.claim(snake(&src_name)),
+                        // Claimed below, once every method has its own name.
+                        owned_fn_name: String::new(),
+                        dispatch_fn_name: String::new(),
                         request_alias,
                         response_alias,
                         src_name,
@@ -734,6 +742,15 @@ impl<'d> Model<'d> {
                         id: m.id,
                         deprecated: deprecation(m.decorators.as_deref()),
                     });
+                }
+                // The names derived from method names come second, so that a method named
+                // like one (`fooOwned`, `dispatchFoo`) keeps its name and the derived one
+                // gets the suffix.
+                for m in &mut methods {
+                    // (`new_`, renamed for the constructor, gives `new_owned`: no `__`.)
+                    let base = m.fn_name.trim_start_matches("r#").trim_end_matches('_');
+                    m.owned_fn_name = fns.claim(format!("{base}_owned"));
+                    m.dispatch_fn_name = fns.claim(format!("dispatch_{base}"));
                 }
                 Body::Service { methods }
             }

@@ -7,7 +7,7 @@ use quote::quote;
 
 use super::Emitter;
 use crate::GenerateError;
-use crate::model::{Body, DefId};
+use crate::model::{Body, DefId, Method};
 use crate::names::ident;
 use bebop_descriptor::MethodType;
 
@@ -145,7 +145,7 @@ impl Emitter<'_, '_> {
             let hdoc = Self::doc_lines(&[format!("Handles `{}`.", m.src_name)]);
             let cdoc = Self::doc_lines(&[format!("Calls `{}`.", m.src_name)]);
             let odoc = Self::doc_lines(&[format!("Calls `{}` with owned types.", m.src_name)]);
-            let owned_fn = ident(&format!("{}_owned", m.fn_name.trim_start_matches("r#")));
+            let owned_fn = ident(&m.owned_fn_name);
             let owned_req = self.owned_ty(&inside, &m.request);
             let owned_res = self.owned_ty(&inside, &m.response);
             match m.method_type {
@@ -322,15 +322,7 @@ impl Emitter<'_, '_> {
             if let Some((ar, _)) = &self.async_rpc {
                 let owned_req = self.owned_ty(&inside, &m.request);
                 let owned_res = self.owned_ty(&inside, &m.response);
-                async_parts.push(async_method(
-                    ar,
-                    m.method_type,
-                    &c,
-                    &fn_name,
-                    &m.src_name,
-                    &owned_req,
-                    &owned_res,
-                ));
+                async_parts.push(async_method(ar, m, &c, &fn_name, &owned_req, &owned_res));
             }
             for (suffix, alias, ty, text) in [
                 ("Request", &m.request_alias, &m.request, &m.request_text),
@@ -362,12 +354,17 @@ impl Emitter<'_, '_> {
             .iter()
             .any(|m| m.deprecated.is_some())
             .then(|| quote!(#[allow(deprecated)]));
+        // The owned and async clients name the request and response types themselves (not
+        // through the aliases), so they also need the allowance when those are deprecated.
+        let types_allow =
+            (list_allow.is_some() || !allow_dep.is_empty()).then(|| quote!(#[allow(deprecated)]));
         let owned_client = match (&self.opts.owned_types, &self.owned_cfg) {
             (false, _) => TokenStream::new(),
             (true, cfg) if !owned_client_fns.is_empty() => {
                 let cfg = cfg.as_ref().map(|p| quote!(#[cfg(#p)]));
                 quote! {
                     #cfg
+                    #types_allow
                     impl<C: #rt::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
                         #(#owned_client_fns)*
                     }
@@ -388,7 +385,7 @@ impl Emitter<'_, '_> {
         )]);
         let info_doc =
             Self::doc_lines(&["The discovery record of this service (method 0).".to_string()]);
-        let async_items = self.async_service(service_name, async_parts, list_allow.clone());
+        let async_items = self.async_service(service_name, async_parts, types_allow);
         Ok(quote! {
             #docs
             #deprecated
@@ -577,13 +574,13 @@ struct AsyncMethod {
 
 fn async_method(
     ar: &TokenStream,
-    kind: MethodType,
+    m: &Method,
     c: &proc_macro2::Ident,
     fn_name: &proc_macro2::Ident,
-    name: &str,
     req: &TokenStream,
     res: &TokenStream,
 ) -> AsyncMethod {
+    let (kind, name) = (m.method_type, m.src_name.as_str());
     let result = |ok: TokenStream| quote!(::core::result::Result<#ok, #ar::Status>);
     let future = |ok: TokenStream| {
         let r = result(ok);
@@ -709,10 +706,7 @@ fn async_method(
                 "resolve the returned handle with `Client::resolve_one` (or `resolve`)."
                     .to_string(),
             ]);
-            let dispatch_fn = ident(&format!(
-                "dispatch_{}",
-                fn_name.to_string().trim_start_matches("r#")
-            ));
+            let dispatch_fn = ident(&m.dispatch_fn_name);
             AsyncMethod {
                 handler: quote! {
                     #doc

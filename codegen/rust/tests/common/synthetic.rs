@@ -676,6 +676,26 @@ fn naming() -> SchemaDescriptor {
                         "type.self.Result",
                         MethodType::DuplexStream,
                     ),
+                    // Named like the methods the generator derives from `Get` (its owned
+                    // client method and its async dispatch) and like the constructor.
+                    (
+                        "GetOwned",
+                        "type.self.Option",
+                        "type.self.String",
+                        MethodType::Unary,
+                    ),
+                    (
+                        "DispatchGet",
+                        "type.self.Option",
+                        "type.self.Option",
+                        MethodType::Unary,
+                    ),
+                    (
+                        "New",
+                        "type.self.Option",
+                        "type.self.Old",
+                        MethodType::Unary,
+                    ),
                 ],
             ),
         ],

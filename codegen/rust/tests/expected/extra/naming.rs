@@ -812,8 +812,51 @@ pub mod r#type {
             /// The response type of `Talk`: `type.self.Result`.
             #[allow(deprecated)]
             pub type TalkResponse<'a> = super::Result<'a>;
+            /// `GetOwned(type.self.Option): type.self.String`, id `0xa41cd2cc`.
+            pub const GET_OWNED: ::bebop_core::MethodInfo =
+                ::bebop_core::MethodInfo::new("Api", "GetOwned", ::bebop_core::MethodKind::Unary);
+
+            #[allow(deprecated)]
+            const _: () = ::core::assert!(GET_OWNED.id == 0xa41c_d2cc);
+
+            /// The request type of `GetOwned`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type GetOwnedRequest = super::Option;
+            /// The response type of `GetOwned`: `type.self.String`.
+            #[allow(deprecated)]
+            pub type GetOwnedResponse<'a> = super::String<'a>;
+            /// `DispatchGet(type.self.Option): type.self.Option`, id `0xf3bb4ea4`.
+            pub const DISPATCH_GET: ::bebop_core::MethodInfo = ::bebop_core::MethodInfo::new(
+                "Api",
+                "DispatchGet",
+                ::bebop_core::MethodKind::Unary,
+            );
+
+            #[allow(deprecated)]
+            const _: () = ::core::assert!(DISPATCH_GET.id == 0xf3bb_4ea4);
+
+            /// The request type of `DispatchGet`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type DispatchGetRequest = super::Option;
+            /// The response type of `DispatchGet`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type DispatchGetResponse = super::Option;
+            /// `New(type.self.Option): type.self.Old`, id `0xbc9b9063`.
+            pub const NEW: ::bebop_core::MethodInfo =
+                ::bebop_core::MethodInfo::new("Api", "New", ::bebop_core::MethodKind::Unary);
+
+            #[allow(deprecated)]
+            const _: () = ::core::assert!(NEW.id == 0xbc9b_9063);
+
+            /// The request type of `New`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type NewRequest = super::Option;
+            /// The response type of `New`: `type.self.Old`.
+            #[allow(deprecated)]
+            pub type NewResponse = super::Old;
             /// Every method, in declaration order.
-            pub const METHODS: &[::bebop_core::MethodInfo] = &[GET, GET_, PUT, TALK];
+            pub const METHODS: &[::bebop_core::MethodInfo] =
+                &[GET, GET_, PUT, TALK, GET_OWNED, DISPATCH_GET, NEW];
             /// The discovery record of this service (method 0).
             pub const INFO: ::bebop_core::rpc::ServiceInfo<'static> =
                 ::bebop_core::rpc::ServiceInfo {
@@ -846,6 +889,27 @@ pub mod r#type {
                             method_type: ::bebop_core::rpc::MethodType::DuplexStream,
                             request_type_url: "type.bebop.sh/type.self.Result",
                             response_type_url: "type.bebop.sh/type.self.Result",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "GetOwned",
+                            method_id: 0xa41c_d2cc,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.String",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "DispatchGet",
+                            method_id: 0xf3bb_4ea4,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.Option",
+                        },
+                        ::bebop_core::rpc::types::MethodInfo {
+                            name: "New",
+                            method_id: 0xbc9b_9063,
+                            method_type: ::bebop_core::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.Old",
                         },
                     ]),
                 };
@@ -885,6 +949,24 @@ pub mod r#type {
                     ctx: &::bebop_core::rpc::CallContext<'_>,
                     stream: &mut ::bebop_core::rpc::DuplexStream<'_>,
                 ) -> ::core::result::Result<(), ::bebop_core::rpc::Status>;
+                /// Handles `GetOwned`.
+                fn get_owned<'a>(
+                    &'a mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: GetOwnedRequest,
+                ) -> ::core::result::Result<GetOwnedResponse<'a>, ::bebop_core::rpc::Status>;
+                /// Handles `DispatchGet`.
+                fn dispatch_get(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: DispatchGetRequest,
+                ) -> ::core::result::Result<DispatchGetResponse, ::bebop_core::rpc::Status>;
+                /// Handles `New`.
+                fn new_(
+                    &mut self,
+                    ctx: &::bebop_core::rpc::CallContext<'_>,
+                    request: NewRequest,
+                ) -> ::core::result::Result<NewResponse, ::bebop_core::rpc::Status>;
             }
 
             /// Serves `Api` with a [`Handler`]: pass it to `Server::serve`; a tuple of such servers serves several services (as a service that mixes in another with `with` is served).
@@ -925,6 +1007,21 @@ pub mod r#type {
                             let (ctx, mut stream) = call.duplex();
                             self.0.talk(&ctx, &mut stream)?;
                             stream.finish()
+                        }
+                        GET_OWNED => {
+                            let (request, ctx, reply) = call.unary::<GetOwnedRequest>()?;
+                            let response = self.0.get_owned(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        DISPATCH_GET => {
+                            let (request, ctx, reply) = call.unary::<DispatchGetRequest>()?;
+                            let response = self.0.dispatch_get(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        NEW => {
+                            let (request, ctx, reply) = call.unary::<NewRequest>()?;
+                            let response = self.0.new_(&ctx, request)?;
+                            reply.send(&response)
                         }
                         other => ::core::result::Result::Err(::bebop_core::rpc::Status::format(
                             ::bebop_core::rpc::StatusCode::NotFound,
@@ -987,12 +1084,43 @@ pub mod r#type {
                 > {
                     self.0.duplex(TALK.id, options)
                 }
+
+                /// Calls `GetOwned`.
+                pub fn get_owned<'s>(
+                    &'s mut self,
+                    request: &GetOwnedRequest,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<GetOwnedResponse<'s>, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(GET_OWNED.id, request, options)
+                }
+
+                /// Calls `DispatchGet`.
+                pub fn dispatch_get(
+                    &mut self,
+                    request: &DispatchGetRequest,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<DispatchGetResponse, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(DISPATCH_GET.id, request, options)
+                }
+
+                /// Calls `New`.
+                pub fn new_(
+                    &mut self,
+                    request: &NewRequest,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<NewResponse, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(NEW.id, request, options)
+                }
             }
 
             #[cfg(feature = "alloc")]
+            #[allow(deprecated)]
             impl<C: ::bebop_core::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
                 /// Calls `Get` with owned types.
-                pub fn get_owned(
+                pub fn get_owned_(
                     &mut self,
                     request: &super::Option,
                     options: &::bebop_core::rpc::CallOptions<'_>,
@@ -1001,6 +1129,38 @@ pub mod r#type {
                     ::bebop_core::rpc::ClientError,
                 > {
                     self.0.unary(GET.id, request, options)
+                }
+
+                /// Calls `GetOwned` with owned types.
+                pub fn get_owned_owned(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    super::super::super::owned::r#type::self_::String,
+                    ::bebop_core::rpc::ClientError,
+                > {
+                    self.0.unary(GET_OWNED.id, request, options)
+                }
+
+                /// Calls `DispatchGet` with owned types.
+                pub fn dispatch_get_owned_(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<super::Option, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(DISPATCH_GET.id, request, options)
+                }
+
+                /// Calls `New` with owned types.
+                pub fn new_owned(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_core::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<super::Old, ::bebop_core::rpc::ClientError>
+                {
+                    self.0.unary(NEW.id, request, options)
                 }
             }
         }

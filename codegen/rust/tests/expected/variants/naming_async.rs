@@ -711,8 +711,54 @@ pub mod r#type {
             /// The response type of `Talk`: `type.self.Result`.
             #[allow(deprecated)]
             pub type TalkResponse<'a> = super::Result<'a>;
+            /// `GetOwned(type.self.Option): type.self.String`, id `0xa41cd2cc`.
+            pub const GET_OWNED: ::bebop_runtime::MethodInfo = ::bebop_runtime::MethodInfo::new(
+                "Api",
+                "GetOwned",
+                ::bebop_runtime::MethodKind::Unary,
+            );
+
+            #[allow(deprecated)]
+            const _: () = ::core::assert!(GET_OWNED.id == 0xa41c_d2cc);
+
+            /// The request type of `GetOwned`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type GetOwnedRequest = super::Option;
+            /// The response type of `GetOwned`: `type.self.String`.
+            #[allow(deprecated)]
+            pub type GetOwnedResponse<'a> = super::String<'a>;
+            /// `DispatchGet(type.self.Option): type.self.Option`, id `0xf3bb4ea4`.
+            pub const DISPATCH_GET: ::bebop_runtime::MethodInfo = ::bebop_runtime::MethodInfo::new(
+                "Api",
+                "DispatchGet",
+                ::bebop_runtime::MethodKind::Unary,
+            );
+
+            #[allow(deprecated)]
+            const _: () = ::core::assert!(DISPATCH_GET.id == 0xf3bb_4ea4);
+
+            /// The request type of `DispatchGet`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type DispatchGetRequest = super::Option;
+            /// The response type of `DispatchGet`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type DispatchGetResponse = super::Option;
+            /// `New(type.self.Option): type.self.Old`, id `0xbc9b9063`.
+            pub const NEW: ::bebop_runtime::MethodInfo =
+                ::bebop_runtime::MethodInfo::new("Api", "New", ::bebop_runtime::MethodKind::Unary);
+
+            #[allow(deprecated)]
+            const _: () = ::core::assert!(NEW.id == 0xbc9b_9063);
+
+            /// The request type of `New`: `type.self.Option`.
+            #[allow(deprecated)]
+            pub type NewRequest = super::Option;
+            /// The response type of `New`: `type.self.Old`.
+            #[allow(deprecated)]
+            pub type NewResponse = super::Old;
             /// Every method, in declaration order.
-            pub const METHODS: &[::bebop_runtime::MethodInfo] = &[GET, GET_, PUT, TALK];
+            pub const METHODS: &[::bebop_runtime::MethodInfo] =
+                &[GET, GET_, PUT, TALK, GET_OWNED, DISPATCH_GET, NEW];
             /// The discovery record of this service (method 0).
             pub const INFO: ::bebop_runtime::rpc::ServiceInfo<'static> =
                 ::bebop_runtime::rpc::ServiceInfo {
@@ -745,6 +791,27 @@ pub mod r#type {
                             method_type: ::bebop_runtime::rpc::MethodType::DuplexStream,
                             request_type_url: "type.bebop.sh/type.self.Result",
                             response_type_url: "type.bebop.sh/type.self.Result",
+                        },
+                        ::bebop_runtime::rpc::types::MethodInfo {
+                            name: "GetOwned",
+                            method_id: 0xa41c_d2cc,
+                            method_type: ::bebop_runtime::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.String",
+                        },
+                        ::bebop_runtime::rpc::types::MethodInfo {
+                            name: "DispatchGet",
+                            method_id: 0xf3bb_4ea4,
+                            method_type: ::bebop_runtime::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.Option",
+                        },
+                        ::bebop_runtime::rpc::types::MethodInfo {
+                            name: "New",
+                            method_id: 0xbc9b_9063,
+                            method_type: ::bebop_runtime::rpc::MethodType::Unary,
+                            request_type_url: "type.bebop.sh/type.self.Option",
+                            response_type_url: "type.bebop.sh/type.self.Old",
                         },
                     ]),
                 };
@@ -784,6 +851,24 @@ pub mod r#type {
                     ctx: &::bebop_runtime::rpc::CallContext<'_>,
                     stream: &mut ::bebop_runtime::rpc::DuplexStream<'_>,
                 ) -> ::core::result::Result<(), ::bebop_runtime::rpc::Status>;
+                /// Handles `GetOwned`.
+                fn get_owned<'a>(
+                    &'a mut self,
+                    ctx: &::bebop_runtime::rpc::CallContext<'_>,
+                    request: GetOwnedRequest,
+                ) -> ::core::result::Result<GetOwnedResponse<'a>, ::bebop_runtime::rpc::Status>;
+                /// Handles `DispatchGet`.
+                fn dispatch_get(
+                    &mut self,
+                    ctx: &::bebop_runtime::rpc::CallContext<'_>,
+                    request: DispatchGetRequest,
+                ) -> ::core::result::Result<DispatchGetResponse, ::bebop_runtime::rpc::Status>;
+                /// Handles `New`.
+                fn new_(
+                    &mut self,
+                    ctx: &::bebop_runtime::rpc::CallContext<'_>,
+                    request: NewRequest,
+                ) -> ::core::result::Result<NewResponse, ::bebop_runtime::rpc::Status>;
             }
 
             /// Serves `Api` with a [`Handler`]: pass it to `Server::serve`; a tuple of such servers serves several services (as a service that mixes in another with `with` is served).
@@ -824,6 +909,21 @@ pub mod r#type {
                             let (ctx, mut stream) = call.duplex();
                             self.0.talk(&ctx, &mut stream)?;
                             stream.finish()
+                        }
+                        GET_OWNED => {
+                            let (request, ctx, reply) = call.unary::<GetOwnedRequest>()?;
+                            let response = self.0.get_owned(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        DISPATCH_GET => {
+                            let (request, ctx, reply) = call.unary::<DispatchGetRequest>()?;
+                            let response = self.0.dispatch_get(&ctx, request)?;
+                            reply.send(&response)
+                        }
+                        NEW => {
+                            let (request, ctx, reply) = call.unary::<NewRequest>()?;
+                            let response = self.0.new_(&ctx, request)?;
+                            reply.send(&response)
                         }
                         other => ::core::result::Result::Err(::bebop_runtime::rpc::Status::format(
                             ::bebop_runtime::rpc::StatusCode::NotFound,
@@ -886,11 +986,42 @@ pub mod r#type {
                 > {
                     self.0.duplex(TALK.id, options)
                 }
+
+                /// Calls `GetOwned`.
+                pub fn get_owned<'s>(
+                    &'s mut self,
+                    request: &GetOwnedRequest,
+                    options: &::bebop_runtime::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<GetOwnedResponse<'s>, ::bebop_runtime::rpc::ClientError>
+                {
+                    self.0.unary(GET_OWNED.id, request, options)
+                }
+
+                /// Calls `DispatchGet`.
+                pub fn dispatch_get(
+                    &mut self,
+                    request: &DispatchGetRequest,
+                    options: &::bebop_runtime::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<DispatchGetResponse, ::bebop_runtime::rpc::ClientError>
+                {
+                    self.0.unary(DISPATCH_GET.id, request, options)
+                }
+
+                /// Calls `New`.
+                pub fn new_(
+                    &mut self,
+                    request: &NewRequest,
+                    options: &::bebop_runtime::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<NewResponse, ::bebop_runtime::rpc::ClientError>
+                {
+                    self.0.unary(NEW.id, request, options)
+                }
             }
 
+            #[allow(deprecated)]
             impl<C: ::bebop_runtime::rpc::Channel, B: ::core::convert::AsMut<[u8]>> Client<C, B> {
                 /// Calls `Get` with owned types.
-                pub fn get_owned(
+                pub fn get_owned_(
                     &mut self,
                     request: &super::Option,
                     options: &::bebop_runtime::rpc::CallOptions<'_>,
@@ -900,12 +1031,45 @@ pub mod r#type {
                 > {
                     self.0.unary(GET.id, request, options)
                 }
+
+                /// Calls `GetOwned` with owned types.
+                pub fn get_owned_owned(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_runtime::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<
+                    super::super::super::owned::r#type::self_::String,
+                    ::bebop_runtime::rpc::ClientError,
+                > {
+                    self.0.unary(GET_OWNED.id, request, options)
+                }
+
+                /// Calls `DispatchGet` with owned types.
+                pub fn dispatch_get_owned_(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_runtime::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<super::Option, ::bebop_runtime::rpc::ClientError>
+                {
+                    self.0.unary(DISPATCH_GET.id, request, options)
+                }
+
+                /// Calls `New` with owned types.
+                pub fn new_owned(
+                    &mut self,
+                    request: &super::Option,
+                    options: &::bebop_runtime::rpc::CallOptions<'_>,
+                ) -> ::core::result::Result<super::Old, ::bebop_runtime::rpc::ClientError>
+                {
+                    self.0.unary(NEW.id, request, options)
+                }
             }
 
             /// The methods of `Api` for a tokio server: implement them (with `async fn`) and register [`AsyncServer`] with a `Server`.
             ///
             /// Requests and responses are owned types. An `Err` reaches the client as an `ERROR` frame with its status; a panic as `INTERNAL`.
             #[cfg(feature = "rpc")]
+            #[allow(deprecated)]
             pub trait AsyncHandler: ::core::marker::Send + ::core::marker::Sync + 'static {
                 /// Handles `Get`.
                 fn get(
@@ -956,6 +1120,33 @@ pub mod r#type {
                 ) -> impl ::core::future::Future<
                     Output = ::core::result::Result<(), ::bebop_rpc::Status>,
                 > + ::core::marker::Send;
+                /// Handles `GetOwned`.
+                fn get_owned(
+                    &self,
+                    ctx: &::bebop_rpc::Context,
+                    request: super::Option,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<
+                        super::super::super::owned::r#type::self_::String,
+                        ::bebop_rpc::Status,
+                    >,
+                > + ::core::marker::Send;
+                /// Handles `DispatchGet`.
+                fn dispatch_get(
+                    &self,
+                    ctx: &::bebop_rpc::Context,
+                    request: super::Option,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<super::Option, ::bebop_rpc::Status>,
+                > + ::core::marker::Send;
+                /// Handles `New`.
+                fn new_(
+                    &self,
+                    ctx: &::bebop_rpc::Context,
+                    request: super::Option,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<super::Old, ::bebop_rpc::Status>,
+                > + ::core::marker::Send;
             }
 
             /// Serves `Api` with an [`AsyncHandler`]: pass it to `ServerBuilder::add_service`.
@@ -979,6 +1170,7 @@ pub mod r#type {
             }
 
             #[cfg(feature = "rpc")]
+            #[allow(deprecated)]
             impl<H: AsyncHandler> ::bebop_rpc::Service for AsyncServer<H> {
                 fn info(&self) -> ::bebop_runtime::rpc::ServiceInfo<'static> {
                     INFO
@@ -1007,6 +1199,15 @@ pub mod r#type {
                         TALK => call.duplex(move |ctx, requests, responses| async move {
                             handler.talk(&ctx, requests, responses).await
                         }),
+                        GET_OWNED => call.unary(move |ctx, request| async move {
+                            handler.get_owned(&ctx, request).await
+                        }),
+                        DISPATCH_GET => call.unary(move |ctx, request| async move {
+                            handler.dispatch_get(&ctx, request).await
+                        }),
+                        NEW => call.unary(move |ctx, request| async move {
+                            handler.new_(&ctx, request).await
+                        }),
                         other => {
                             ::std::boxed::Box::pin(call.reject(::bebop_rpc::Status::not_found(
                                 ::std::format!("{} has no method {:#010x}", NAME, other.id),
@@ -1022,6 +1223,7 @@ pub mod r#type {
             pub struct AsyncClient(pub ::bebop_rpc::Client);
 
             #[cfg(feature = "rpc")]
+            #[allow(deprecated)]
             impl AsyncClient {
                 /// A typed client over `client`'s connection (described with this
                 /// service's methods, for carriers that route by name).
@@ -1044,7 +1246,7 @@ pub mod r#type {
 
                 /// Dispatches `Get` as a future (method 2): the server runs it in the background;
                 /// resolve the returned handle with `Client::resolve_one` (or `resolve`).
-                pub async fn dispatch_get(
+                pub async fn dispatch_get_(
                     &self,
                     request: &super::Option,
                     options: ::bebop_rpc::DispatchOptions,
@@ -1096,6 +1298,75 @@ pub mod r#type {
                         + 'static,
                 {
                     self.0.duplex(TALK.id, requests, options).await
+                }
+
+                /// Calls `GetOwned`.
+                pub async fn get_owned(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::CallOptions,
+                ) -> ::core::result::Result<
+                    ::bebop_rpc::Response<super::super::super::owned::r#type::self_::String>,
+                    ::bebop_rpc::Status,
+                > {
+                    self.0.unary(GET_OWNED.id, request, options).await
+                }
+
+                /// Dispatches `GetOwned` as a future (method 2): the server runs it in the background;
+                /// resolve the returned handle with `Client::resolve_one` (or `resolve`).
+                pub async fn dispatch_get_owned(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::DispatchOptions,
+                ) -> ::core::result::Result<
+                    ::bebop_rpc::Dispatched<super::super::super::owned::r#type::self_::String>,
+                    ::bebop_rpc::Status,
+                > {
+                    self.0.dispatch(GET_OWNED.id, request, options).await
+                }
+
+                /// Calls `DispatchGet`.
+                pub async fn dispatch_get(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::CallOptions,
+                ) -> ::core::result::Result<::bebop_rpc::Response<super::Option>, ::bebop_rpc::Status>
+                {
+                    self.0.unary(DISPATCH_GET.id, request, options).await
+                }
+
+                /// Dispatches `DispatchGet` as a future (method 2): the server runs it in the background;
+                /// resolve the returned handle with `Client::resolve_one` (or `resolve`).
+                pub async fn dispatch_dispatch_get(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::DispatchOptions,
+                ) -> ::core::result::Result<
+                    ::bebop_rpc::Dispatched<super::Option>,
+                    ::bebop_rpc::Status,
+                > {
+                    self.0.dispatch(DISPATCH_GET.id, request, options).await
+                }
+
+                /// Calls `New`.
+                pub async fn new_(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::CallOptions,
+                ) -> ::core::result::Result<::bebop_rpc::Response<super::Old>, ::bebop_rpc::Status>
+                {
+                    self.0.unary(NEW.id, request, options).await
+                }
+
+                /// Dispatches `New` as a future (method 2): the server runs it in the background;
+                /// resolve the returned handle with `Client::resolve_one` (or `resolve`).
+                pub async fn dispatch_new(
+                    &self,
+                    request: &super::Option,
+                    options: ::bebop_rpc::DispatchOptions,
+                ) -> ::core::result::Result<::bebop_rpc::Dispatched<super::Old>, ::bebop_rpc::Status>
+                {
+                    self.0.dispatch(NEW.id, request, options).await
                 }
             }
         }
