@@ -117,6 +117,8 @@ fn medium_ascii(bytes: &[u8]) -> Option<bool> {
     if !(33..=64).contains(&n) {
         return None;
     }
+    // Eight loads OR-ed together rather than two calls of `ascii_block_at` (front and back
+    // block): that form measured 3% slower on PersonMedium and TensorShard decode.
     let u64_at = |i: usize| word_at(bytes, i).unwrap_or(0);
     let front = u64_at(0) | u64_at(8) | u64_at(16) | u64_at(24);
     let back = u64_at(n - 32) | u64_at(n - 24) | u64_at(n - 16) | u64_at(n - 8);
