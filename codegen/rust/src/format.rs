@@ -36,30 +36,6 @@ pub(crate) fn items(depth: usize, tokens: TokenStream) -> Result<String, Generat
     Ok(out)
 }
 
-/// The opening lines of a module at depth `depth` whose attributes and `pub mod name` are
-/// `header`: everything prettyplease writes before the module's first item, the `{` line
-/// included.
-pub(crate) fn module_open(depth: usize, header: TokenStream) -> Result<String, GenerateError> {
-    let marker = format_ident!("__BEBOP_FMT_FIRST_ITEM");
-    let text = unparse(depth, quote!(#header { const #marker: () = (); }))?;
-    let mut out = String::new();
-    for line in text.lines().skip(depth) {
-        if line.contains("__BEBOP_FMT_FIRST_ITEM") {
-            return Ok(out);
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    Err(GenerateError::Internal(
-        "a module header lost its placeholder item".into(),
-    ))
-}
-
-/// The closing line of a module at depth `depth`.
-pub(crate) fn module_close(depth: usize) -> String {
-    format!("{}}}\n", "    ".repeat(depth))
-}
-
 /// The whole file: `header` (line comments), then `body` with an empty line between
 /// consecutive items.
 pub(crate) fn finish(header: &str, body: &str) -> String {
@@ -89,10 +65,12 @@ fn space_items_into(out: &mut String, source: &str) {
         "///", "#[", "impl ", "impl<", "pub ", "const ", "fn ", "mod ", "struct ", "enum ", "type ",
     ];
     let mut prev: Option<(usize, &str)> = None;
+    // Text written in rustfmt's layout brings its own empty lines.
+    let mut after_blank = false;
     for line in source.lines() {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
-        if let Some((pindent, ptrimmed)) = prev {
+        if let Some((pindent, ptrimmed)) = prev.filter(|_| !after_blank) {
             let ends_item =
                 (ptrimmed.ends_with('}') || ptrimmed.ends_with("};") || ptrimmed.ends_with(");"))
                     && !ptrimmed.starts_with("//")
@@ -104,6 +82,7 @@ fn space_items_into(out: &mut String, source: &str) {
         }
         out.push_str(line);
         out.push('\n');
+        after_blank = trimmed.is_empty();
         if !trimmed.is_empty() {
             prev = Some((indent, trimmed));
         }

@@ -79,6 +79,7 @@ mod analysis;
 mod emit;
 mod error;
 mod format;
+mod layout;
 mod model;
 mod names;
 mod options;
@@ -627,7 +628,7 @@ impl Generator {
                 Ok(s) => s,
                 Err(why) => {
                     warnings.push(format!(
-                        "rustfmt was not used ({why}); the output is formatted by prettyplease only"
+                        "rustfmt was not used ({why}); the output is laid out by the generator only"
                     ));
                     pretty
                 }
@@ -656,7 +657,11 @@ impl Generator {
         emitter: &emit::Emitter<'_, '_>,
     ) -> Result<Vec<String>, GenerateError> {
         let one = |emitter: &emit::Emitter<'_, '_>, source: emit::Source| {
-            format::items(plan.depth(model, source), emitter.emit_source(source)?)
+            let depth = plan.depth(model, source);
+            match emitter.emit_source(source, depth)? {
+                emit::Item::Tokens(tokens) => format::items(depth, tokens),
+                emit::Item::Text(text) => Ok(text),
+            }
         };
         let threads = self
             .options

@@ -4,12 +4,13 @@
 //! cyclic, and it cannot be told to allow deprecated items. `float16`/`bfloat16` values,
 //! which the `half` crate does not make formattable, are printed as `f32`.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::records::Mode;
 use super::{Emitter, lt_anon, var};
 use crate::analysis::ty_holds_half;
+use crate::layout::{Code, Meta};
 use crate::model::{Body, DefId, Field, Ty};
 use crate::names::ident;
 
@@ -127,56 +128,56 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// The `defmt::Format` support of an enum or flags type: a derive, or a written-out impl
-    /// when it touches deprecated items.
-    pub(crate) fn defmt_for_enum(&self, id: DefId) -> (TokenStream, TokenStream) {
+    /// The written-out `defmt::Format` impl of an enum or flags type that touches deprecated
+    /// items (others derive it, see [`Emitter::defmt_derive_line`]), preceded by an empty
+    /// line.
+    pub(crate) fn defmt_enum_impl(&self, code: &mut Code, id: DefId) {
         let Some(pred) = &self.defmt else {
-            return (TokenStream::new(), TokenStream::new());
+            return;
         };
         if !self.touches_deprecated(id) {
-            return (self.defmt_derive(), TokenStream::new());
+            return;
         }
         let d = self.def(id);
-        let name = ident(&d.name);
-        let body = match &d.body {
+        code.blank();
+        code.attr("cfg", &Meta::parse_list(pred));
+        code.line("#[allow(deprecated)]");
+        code.impl_open("impl ::defmt::Format", &ident(&d.name).to_string());
+        code.open("fn format(&self, f: ::defmt::Formatter<'_>)");
+        match &d.body {
             Body::Enum {
                 members,
                 unrecognized,
                 ..
             } => {
-                let mut arms: Vec<TokenStream> = members
-                    .iter()
-                    .filter(|m| m.alias_of.is_none())
-                    .map(|m| {
-                        let v = ident(&m.name);
-                        let text = m.name.clone();
-                        quote!(Self::#v => ::defmt::write!(f, #text),)
-                    })
-                    .collect();
-                if let Some(u) = unrecognized {
-                    let uv = ident(u);
-                    let text = format!("{u}({{}})");
-                    arms.push(quote!(Self::#uv(v) => ::defmt::write!(f, #text, v),));
+                code.open("match self");
+                for m in members.iter().filter(|m| m.alias_of.is_none()) {
+                    code.arm_call(
+                        &format!("Self::{}", ident(&m.name)),
+                        "::defmt::write!",
+                        &["f", &Literal::string(&m.name).to_string()],
+                    );
                 }
-                quote!(match self { #(#arms)* })
+                if let Some(u) = unrecognized {
+                    code.arm_call(
+                        &format!("Self::{}(v)", ident(u)),
+                        "::defmt::write!",
+                        &[
+                            "f",
+                            &Literal::string(&format!("{u}({{}})")).to_string(),
+                            "v",
+                        ],
+                    );
+                }
+                code.close();
             }
             _ => {
-                let text = format!("{}({{}})", d.name);
-                quote!(::defmt::write!(f, #text, self.bits))
+                let text = Literal::string(&format!("{}({{}})", d.name)).to_string();
+                code.call("", "::defmt::write!", &["f", &text, "self.bits"], "");
             }
-        };
-        (
-            TokenStream::new(),
-            quote! {
-                #[cfg(#pred)]
-                #[allow(deprecated)]
-                impl ::defmt::Format for #name {
-                    fn format(&self, f: ::defmt::Formatter<'_>) {
-                        #body
-                    }
-                }
-            },
-        )
+        }
+        code.close();
+        code.close();
     }
 
     /// Statements formatting the value `x` (of a type holding half floats) into `f`.

@@ -8,6 +8,7 @@ use quote::quote;
 use super::{Emitter, lt, lt_anon};
 use crate::GenerateError;
 use crate::analysis::{fixed_bytes, fixed_size, owned_ty_traits};
+use crate::layout::{Code, tokens_text};
 use crate::model::{Body, DefId, Field, Ty};
 use crate::names::ident;
 use crate::rules::ItemForm;
@@ -29,9 +30,40 @@ impl Emitter<'_, '_> {
 
     /// The owned form of an enum or flags type (in the `owned` tree at `from`): an alias, so
     /// that every type of the schema is reachable from the owned tree.
-    pub(crate) fn same_owned(&self, id: DefId, from: &[String]) -> TokenStream {
-        let doc = format!("`{}` is its own owned form.", self.def(id).fqn);
-        self.alias_owned(id, from, doc, TokenStream::new())
+    pub(crate) fn same_owned(&self, code: &mut Code, id: DefId, from: &[String]) {
+        let d = self.def(id);
+        let name = ident(&d.name).to_string();
+        let allow_dep = self.touches_deprecated(id);
+        let allow = |code: &mut Code| {
+            if allow_dep {
+                code.line("#[allow(deprecated)]");
+            }
+        };
+        code.line(format_args!("/// `{}` is its own owned form.", d.fqn));
+        allow(code);
+        code.assign(
+            &format!("pub type {name}"),
+            &tokens_text(&self.view_path(from, id)),
+        );
+        let rt = &self.rt_text;
+        for (i, (tr, assoc, f)) in [
+            ("ToOwnedValue", "Owned", "to_owned_value"),
+            ("AsView", "View<'a>", "as_view"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if i > 0 {
+                code.blank();
+            }
+            allow(code);
+            code.impl_open(&format!("impl {rt}::{tr}"), &name);
+            code.line(format_args!("type {assoc} = {name};"));
+            code.signature(&format!("fn {f}"), &["&self"], &format!(" -> {name}"), " {");
+            code.line("*self");
+            code.close();
+            code.close();
+        }
     }
 
     /// `pub type Name = view;` in the owned tree with `doc`, inherent `methods` (if any) and

@@ -54,9 +54,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Status {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -87,10 +85,7 @@ pub mod fwd {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_runtime::Encode::encode(
-                &<u8 as ::core::convert::From<Self>>::from(*self),
-                sink,
-            )
+            ::bebop_runtime::Encode::encode(&<u8 as ::core::convert::From<Self>>::from(*self), sink)
         }
     }
 
@@ -130,9 +125,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Code {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            2,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(2);
 
         const MIN_SIZE: usize = 2;
     }
@@ -397,9 +390,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Perms {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            2,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(2);
 
         const MIN_SIZE: usize = 2;
     }
@@ -658,9 +649,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Signed {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -676,14 +665,10 @@ pub mod fwd {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let bits: i8 = reader.read()?;
-            Self::from_bits(bits)
-                .ok_or_else(|| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidFlags,
-                            at,
-                        )
-                        .with_detail((bits & !Self::all().bits) as u64)
-                })
+            Self::from_bits(bits).ok_or_else(|| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidFlags, at)
+                    .with_detail((bits & !Self::all().bits) as u64)
+            })
         }
     }
 
@@ -920,9 +905,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Full {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -939,14 +922,10 @@ pub mod fwd {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let bits: u8 = reader.read()?;
-            Self::from_bits(bits)
-                .ok_or_else(|| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidFlags,
-                            at,
-                        )
-                        .with_detail((bits & !Self::all().bits) as u64)
-                })
+            Self::from_bits(bits).ok_or_else(|| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidFlags, at)
+                    .with_detail((bits & !Self::all().bits) as u64)
+            })
         }
     }
 
@@ -1000,9 +979,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Aliased {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            4,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(4);
 
         const MIN_SIZE: usize = 4;
     }
@@ -1018,14 +995,10 @@ pub mod fwd {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u32 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u32>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u32>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 

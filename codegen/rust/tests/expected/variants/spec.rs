@@ -580,14 +580,10 @@ impl<'a> ::bebop_runtime::Decode<'a> for Level {
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
         let at = reader.offset();
         let value: u8 = reader.read()?;
-        <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-            .map_err(|value| {
-                ::bebop_runtime::Error::new(
-                        ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                        at,
-                    )
-                    .with_detail(value as u64)
-            })
+        <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+            ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                .with_detail(value as u64)
+        })
     }
 }
 

@@ -1,0 +1,689 @@
+//! Generated code written directly as text, laid out as `rustfmt` (default configuration,
+//! edition 2024) lays it out, so that no token tree, syntax tree or external formatter is
+//! needed.
+//!
+//! The generator knows the shape of everything it writes, so the layout decisions are made
+//! where the code is written, with the few rules of rustfmt that the generated code meets:
+//! an item or statement stays on one line when it fits in [`MAX_WIDTH`] columns, a function
+//! signature that does not fit puts one parameter per line, and a call whose arguments do
+//! not fit in [`CALL_WIDTH`] puts one argument per line. The test `layout_is_rustfmt_layout`
+//! checks the output of every fixture against rustfmt itself.
+
+use std::fmt::{self, Write};
+
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+
+/// rustfmt's `max_width`: the longest line, indentation included.
+pub(crate) const MAX_WIDTH: usize = 100;
+
+/// rustfmt's `fn_call_width`: the widest argument list a call keeps on one line.
+pub(crate) const CALL_WIDTH: usize = 60;
+
+/// rustfmt's `attr_fn_like_width`: the widest argument list of an attribute kept on one line.
+pub(crate) const ATTR_WIDTH: usize = 70;
+
+/// rustfmt's `struct_lit_width`: the widest fields of a struct literal kept on one line.
+pub(crate) const STRUCT_LIT_WIDTH: usize = 18;
+
+/// rustfmt's `array_width`: the widest items of an array kept on one line.
+pub(crate) const ARRAY_WIDTH: usize = 60;
+
+/// One level of indentation.
+const INDENT: &str = "    ";
+
+/// Text of generated code being written at an indentation depth.
+///
+/// ```ignore
+/// let mut code = Code::new(1);
+/// code.open(format_args!("impl {name}"));
+/// code.line("type Error = u8;");
+/// code.close();
+/// ```
+pub(crate) struct Code {
+    text: String,
+    depth: usize,
+}
+
+impl Code {
+    /// An empty text whose lines start at `depth` levels of indentation.
+    pub(crate) fn new(depth: usize) -> Self {
+        Code {
+            text: String::new(),
+            depth,
+        }
+    }
+
+    /// The text written.
+    pub(crate) fn into_text(self) -> String {
+        self.text
+    }
+
+    /// Whether a line of `len` characters after the indentation fits in [`MAX_WIDTH`].
+    pub(crate) fn fits(&self, len: usize) -> bool {
+        self.depth * INDENT.len() + len <= MAX_WIDTH
+    }
+
+    fn indent(&mut self) {
+        for _ in 0..self.depth {
+            self.text.push_str(INDENT);
+        }
+    }
+
+    /// One line at the current depth.
+    pub(crate) fn line(&mut self, text: impl fmt::Display) {
+        self.indent();
+        // Writing into a `String` cannot fail.
+        let _ = write!(self.text, "{text}");
+        self.text.push('\n');
+    }
+
+    /// An empty line.
+    pub(crate) fn blank(&mut self) {
+        self.text.push('\n');
+    }
+
+    /// `head {` and one level deeper.
+    pub(crate) fn open(&mut self, head: impl fmt::Display) {
+        self.indent();
+        let _ = write!(self.text, "{head} {{");
+        self.text.push('\n');
+        self.depth += 1;
+    }
+
+    /// One level shallower and `}`.
+    pub(crate) fn close(&mut self) {
+        self.close_with("");
+    }
+
+    /// One level shallower and `}` followed by `tail` (`,`, `)`, `;`).
+    pub(crate) fn close_with(&mut self, tail: &str) {
+        self.depth = self.depth.saturating_sub(1);
+        self.indent();
+        self.text.push('}');
+        self.text.push_str(tail);
+        self.text.push('\n');
+    }
+
+    /// One level deeper without a line (the continuation of a broken construct).
+    pub(crate) fn push_depth(&mut self) {
+        self.depth += 1;
+    }
+
+    /// One level shallower without a line.
+    pub(crate) fn pop_depth(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// `///` lines: one per element, an empty element an empty doc line.
+    pub(crate) fn docs<S: AsRef<str>>(&mut self, lines: &[S]) {
+        for line in lines {
+            let line = line.as_ref().trim_end();
+            self.indent();
+            self.text.push_str("///");
+            if !line.is_empty() {
+                self.text.push(' ');
+                self.text.push_str(line);
+            }
+            self.text.push('\n');
+        }
+    }
+
+    /// A function signature followed by `tail` (` {` opens the body, one level deeper;
+    /// `;` declares it): `head(params) ret` on one line when it fits, else one parameter
+    /// per line. `ret` is empty or ` -> Type`.
+    pub(crate) fn signature(&mut self, head: &str, params: &[&str], ret: &str, tail: &str) {
+        let one_line = head.len()
+            + 1
+            + params.iter().map(|p| p.len()).sum::<usize>()
+            + 2 * params.len().saturating_sub(1)
+            + 1
+            + ret.len()
+            + tail.len();
+        if self.fits(one_line) {
+            self.line(format_args!("{head}({}){ret}{tail}", Joined(params, ", ")));
+        } else {
+            self.line(format_args!("{head}("));
+            self.depth += 1;
+            for p in params {
+                self.line(format_args!("{p},"));
+            }
+            self.depth -= 1;
+            // rustfmt counts the indentation twice when it decides where the `{` after
+            // the return type goes.
+            let indent = self.depth * INDENT.len();
+            if tail == " {" && !self.fits(indent + 1 + ret.len() + tail.len()) {
+                self.line(format_args!("){ret}"));
+                self.line("{");
+            } else {
+                self.line(format_args!("){ret}{tail}"));
+            }
+        }
+        if tail.ends_with('{') {
+            self.depth += 1;
+        }
+    }
+
+    /// `prefix callee(args)suffix`: on one line when it fits and the arguments are one or
+    /// at most [`CALL_WIDTH`] wide, else one argument per line with a trailing comma.
+    ///
+    /// A macro call (`callee` ends in `!`) gets no trailing comma.
+    pub(crate) fn call(&mut self, prefix: &str, callee: &str, args: &[&str], suffix: &str) {
+        let args_len = joined_len(args, 2);
+        let len = prefix.len() + callee.len() + 2 + args_len + suffix.len();
+        if (args_len <= CALL_WIDTH || args.len() == 1) && self.fits(len) {
+            self.line(format_args!(
+                "{prefix}{callee}({}){suffix}",
+                Joined(args, ", ")
+            ));
+        } else {
+            self.line(format_args!("{prefix}{callee}("));
+            self.depth += 1;
+            let last = if callee.ends_with('!') { "" } else { "," };
+            for (i, a) in args.iter().enumerate() {
+                let comma = if i + 1 < args.len() { "," } else { last };
+                self.line(format_args!("{a}{comma}"));
+            }
+            self.depth -= 1;
+            self.line(format_args!("){suffix}"));
+        }
+    }
+
+    /// `head for self_ty {` (an impl header), one level deeper; when it does not fit,
+    /// `for self_ty` goes on a line of its own, one level deeper, and `{` on the next.
+    ///
+    /// rustfmt measures the header without its indentation: a nested impl header may
+    /// reach past [`MAX_WIDTH`].
+    pub(crate) fn impl_open(&mut self, head: &str, self_ty: &str) {
+        if head.len() + 5 + self_ty.len() + 2 <= MAX_WIDTH {
+            self.line(format_args!("{head} for {self_ty} {{"));
+        } else {
+            self.line(head);
+            self.depth += 1;
+            self.line(format_args!("for {self_ty}"));
+            self.depth -= 1;
+            self.line("{");
+        }
+        self.depth += 1;
+    }
+
+    /// `prefix callee(inner(args))suffix`, a call whose one argument is a call: on one
+    /// line when it fits, else the inner call's arguments one per line, the inner call
+    /// continuing the outer one's line (`callee(inner(`).
+    pub(crate) fn call_of_call(
+        &mut self,
+        prefix: &str,
+        callee: &str,
+        inner: &str,
+        args: &[&str],
+        suffix: &str,
+    ) {
+        let args_len = joined_len(args, 2);
+        let len = prefix.len() + callee.len() + inner.len() + 4 + args_len + suffix.len();
+        if (args_len <= CALL_WIDTH || args.len() == 1) && self.fits(len) {
+            self.line(format_args!(
+                "{prefix}{callee}({inner}({})){suffix}",
+                Joined(args, ", ")
+            ));
+        } else {
+            self.call(
+                &format!("{prefix}{callee}("),
+                inner,
+                args,
+                &format!("){suffix}"),
+            );
+        }
+    }
+
+    /// A match arm `pat => body,`: on one line when it fits, else the body in a block.
+    pub(crate) fn arm(&mut self, pat: impl fmt::Display, body: impl fmt::Display) {
+        let (pat, body) = (pat.to_string(), body.to_string());
+        if self.fits(pat.len() + 4 + body.len() + 1) {
+            self.line(format_args!("{pat} => {body},"));
+        } else {
+            self.open(format_args!("{pat} =>"));
+            self.line(body);
+            self.close();
+        }
+    }
+
+    /// A match arm whose body is the call `callee(args)` (a macro call when `callee` ends
+    /// in `!`): on one line when it fits; in a block when the call fits on a line of its
+    /// own; else a function call's arguments one per line after `pat => callee(`, a macro
+    /// call's in a block.
+    pub(crate) fn arm_call(&mut self, pat: &str, callee: &str, args: &[&str]) {
+        let args_len = joined_len(args, 2);
+        let call_len = callee.len() + 2 + args_len;
+        let one_line_args = args_len <= CALL_WIDTH || args.len() == 1;
+        if one_line_args && self.fits(pat.len() + 4 + call_len + 1) {
+            self.line(format_args!("{pat} => {callee}({}),", Joined(args, ", ")));
+        } else if (one_line_args && self.fits(INDENT.len() + call_len)) || callee.ends_with('!') {
+            self.open(format_args!("{pat} =>"));
+            self.call("", callee, args, "");
+            self.close();
+        } else {
+            self.call(&format!("{pat} => "), callee, args, ",");
+        }
+    }
+
+    /// `lhs = rhs;` (a `const`, `let` or assignment): on one line when it fits, else the
+    /// right-hand side on the next line, one level deeper.
+    pub(crate) fn assign(&mut self, lhs: &str, rhs: &str) {
+        if self.fits(lhs.len() + 3 + rhs.len() + 1) {
+            self.line(format_args!("{lhs} = {rhs};"));
+        } else {
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.line(format_args!("{rhs};"));
+            self.depth -= 1;
+        }
+    }
+
+    /// `prefix Path { fields }suffix`, a struct literal: on one line when the fields are
+    /// at most [`STRUCT_LIT_WIDTH`] wide and the line fits, else one field per line.
+    pub(crate) fn struct_lit(&mut self, prefix: &str, path: &str, fields: &[&str], suffix: &str) {
+        let fields_len = joined_len(fields, 2);
+        if fields.is_empty() {
+            self.line(format_args!("{prefix}{path} {{}}{suffix}"));
+        } else if fields_len <= STRUCT_LIT_WIDTH
+            && self.fits(prefix.len() + path.len() + fields_len + 5 + suffix.len())
+        {
+            self.line(format_args!(
+                "{prefix}{path} {{ {} }}{suffix}",
+                Joined(fields, ", ")
+            ));
+        } else {
+            self.line(format_args!("{prefix}{path} {{"));
+            self.depth += 1;
+            for f in fields {
+                self.line(format_args!("{f},"));
+            }
+            self.depth -= 1;
+            self.line(format_args!("}}{suffix}"));
+        }
+    }
+
+    /// `lhs = Path { fields };`: as [`Code::struct_lit`], except that a literal that
+    /// would break but fits on the next line goes there, one level deeper.
+    pub(crate) fn assign_struct(&mut self, lhs: &str, path: &str, fields: &[&str]) {
+        if let Some((name, ty)) = self.split_typed_lhs(lhs) {
+            self.line(format_args!("{name}:"));
+            self.depth += 1;
+            self.struct_lit(&format!("{ty} = "), path, fields, ";");
+            self.depth -= 1;
+            return;
+        }
+        let fields_len = joined_len(fields, 2);
+        let lit_len = path.len() + fields_len + 5;
+        let one_line = fields_len <= STRUCT_LIT_WIDTH;
+        if one_line
+            && !self.fits(lhs.len() + 3 + lit_len + 1)
+            && self.fits(INDENT.len() + lit_len + 1)
+        {
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.struct_lit("", path, fields, ";");
+            self.depth -= 1;
+        } else {
+            self.struct_lit(&format!("{lhs} = "), path, fields, ";");
+        }
+    }
+
+    /// `name` and `Type` of `lhs` (`pub const name: Type`) when `lhs =` does not fit: rustfmt
+    /// then breaks after the colon.
+    fn split_typed_lhs<'l>(&self, lhs: &'l str) -> Option<(&'l str, &'l str)> {
+        if self.fits(lhs.len() + 2) {
+            return None;
+        }
+        lhs.rsplit_once(": ")
+    }
+
+    /// `lhs = &[items];`: as [`Code::array`], except that an array that would break but
+    /// fits on the next line goes there, one level deeper.
+    pub(crate) fn assign_array(&mut self, lhs: &str, amp: &str, items: &[Tuple<'_>]) {
+        let flat_len = joined_len(&items.iter().map(Tuple::flat).collect::<Vec<_>>(), 2);
+        let lit_len = amp.len() + 2 + flat_len;
+        if flat_len <= ARRAY_WIDTH
+            && !self.fits(lhs.len() + 3 + lit_len + 1)
+            && self.fits(INDENT.len() + lit_len + 1)
+        {
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.array("", amp, items, ";");
+            self.depth -= 1;
+        } else {
+            self.array(&format!("{lhs} = "), amp, items, ";");
+        }
+    }
+
+    /// `prefix&[items]suffix` (an array or slice expression of tuples, `amp` is `&` or
+    /// empty): on one line when the items are at most [`ARRAY_WIDTH`] wide and the line
+    /// fits, else one item per line.
+    pub(crate) fn array(&mut self, prefix: &str, amp: &str, items: &[Tuple<'_>], suffix: &str) {
+        let flat: Vec<String> = items.iter().map(Tuple::flat).collect();
+        let items_len = joined_len(&flat, 2);
+        if items_len <= ARRAY_WIDTH
+            && self.fits(prefix.len() + amp.len() + 2 + items_len + suffix.len())
+        {
+            self.line(format_args!(
+                "{prefix}{amp}[{}]{suffix}",
+                Joined(&flat, ", ")
+            ));
+        } else if let [Tuple(parts)] = items {
+            // A single tuple continues on the line of the bracket.
+            self.line(format_args!("{prefix}{amp}[("));
+            self.depth += 1;
+            for p in *parts {
+                self.line(format_args!("{p},"));
+            }
+            self.depth -= 1;
+            self.line(format_args!(")]{suffix}"));
+        } else {
+            self.line(format_args!("{prefix}{amp}["));
+            self.depth += 1;
+            for i in items {
+                self.call("", "", i.0, ",");
+            }
+            self.depth -= 1;
+            self.line(format_args!("]{suffix}"));
+        }
+    }
+
+    /// `root.method(arg)suffix` where `root` is `callee(args)`: on one line when it fits;
+    /// else `root` (broken as [`Code::call`] breaks it when it must be) and
+    /// `.method(arg)suffix` on the next line, one level deeper after a one-line root.
+    pub(crate) fn call_then(&mut self, callee: &str, args: &[&str], method: &str, suffix: &str) {
+        let args_len = joined_len(args, 2);
+        let root_len = callee.len() + 2 + args_len;
+        if self.fits(root_len + method.len() + suffix.len()) && args_len <= CALL_WIDTH {
+            self.line(format_args!(
+                "{callee}({}){method}{suffix}",
+                Joined(args, ", ")
+            ));
+        } else if args_len <= CALL_WIDTH && self.fits(root_len) {
+            self.line(format_args!("{callee}({})", Joined(args, ", ")));
+            self.depth += 1;
+            self.line(format_args!("{method}{suffix}"));
+            self.depth -= 1;
+        } else {
+            self.call("", callee, args, "");
+            self.line(format_args!("{method}{suffix}"));
+        }
+    }
+
+    /// An attribute `#[name(args)]` laid out as rustfmt lays out function-like attributes:
+    /// one line when the arguments are at most [`ATTR_WIDTH`] wide and the line fits; a
+    /// single list argument continued on the same line (`#[cfg(all(`); else one argument
+    /// per line without a trailing comma, each laid out the same way.
+    pub(crate) fn attr(&mut self, name: &str, args: &[Meta]) {
+        self.meta_list(&format!("#[{name}("), args, ")]");
+    }
+
+    /// [`Code::attr`] with arguments given as text (words or `key = value`).
+    pub(crate) fn attr_words(&mut self, name: &str, args: &[&str]) {
+        let args: Vec<Meta> = args.iter().map(|a| Meta::Word(a.to_string())).collect();
+        self.attr(name, &args);
+    }
+
+    fn meta_list(&mut self, prefix: &str, items: &[Meta], suffix: &str) {
+        let flat: Vec<String> = items.iter().map(Meta::flat).collect();
+        let flat_len = joined_len(&flat, 2);
+        if Meta::one_line(items) && self.fits(prefix.len() + flat_len + suffix.len()) {
+            self.line(format_args!("{prefix}{}{suffix}", Joined(&flat, ", ")));
+            return;
+        }
+        if let [Meta::List(path, inner)] = items {
+            self.meta_list(&format!("{prefix}{path}("), inner, &format!("){suffix}"));
+            return;
+        }
+        self.line(prefix);
+        self.depth += 1;
+        for (i, item) in items.iter().enumerate() {
+            let comma = if i + 1 < items.len() { "," } else { "" };
+            match item {
+                Meta::Word(w) => self.line(format_args!("{w}{comma}")),
+                Meta::List(path, inner) => {
+                    self.meta_list(&format!("{path}("), inner, &format!("){comma}"))
+                }
+            }
+        }
+        self.depth -= 1;
+        self.line(suffix);
+    }
+}
+
+/// A tuple, an element of an array expression; laid out as call arguments are.
+pub(crate) struct Tuple<'a>(pub &'a [&'a str]);
+
+impl Tuple<'_> {
+    fn flat(&self) -> String {
+        format!("({})", Joined(self.0, ", "))
+    }
+}
+
+/// An argument of an attribute: a word or `key = value`, or a list `path(args)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Meta {
+    Word(String),
+    List(String, Vec<Meta>),
+}
+
+impl Meta {
+    /// The comma-separated items of `tokens` (the inside of an attribute's parentheses).
+    pub(crate) fn parse_list(tokens: &TokenStream) -> Vec<Meta> {
+        let mut items = Vec::new();
+        let mut current: Vec<TokenTree> = Vec::new();
+        for tree in tokens.clone() {
+            if matches!(&tree, TokenTree::Punct(p) if p.as_char() == ',') {
+                items.push(Self::parse_item(std::mem::take(&mut current)));
+            } else {
+                current.push(tree);
+            }
+        }
+        if !current.is_empty() {
+            items.push(Self::parse_item(current));
+        }
+        items
+    }
+
+    /// One item: `path(..)` when it ends in parentheses after a path, else a word.
+    pub(crate) fn parse_item(mut trees: Vec<TokenTree>) -> Meta {
+        let is_path = |t: &TokenTree| match t {
+            TokenTree::Ident(_) => true,
+            TokenTree::Punct(p) => p.as_char() == ':',
+            _ => false,
+        };
+        if let Some(TokenTree::Group(g)) = trees.last() {
+            if g.delimiter() == Delimiter::Parenthesis
+                && trees.len() > 1
+                && trees[..trees.len() - 1].iter().all(is_path)
+            {
+                let inner = Self::parse_list(&g.stream());
+                trees.pop();
+                let path: TokenStream = trees.into_iter().collect();
+                return Meta::List(tokens_text(&path), inner);
+            }
+        }
+        Meta::Word(tokens_text(&trees.into_iter().collect()))
+    }
+
+    /// Whether rustfmt may keep a list of these items on one line (when it fits): a single
+    /// item, or items at most [`ATTR_WIDTH`] wide, and the same for every nested list.
+    fn one_line(items: &[Meta]) -> bool {
+        let width =
+            items.iter().map(|i| i.flat().len()).sum::<usize>() + 2 * items.len().saturating_sub(1);
+        (items.len() == 1 || width <= ATTR_WIDTH)
+            && items.iter().all(|i| match i {
+                Meta::Word(_) => true,
+                Meta::List(_, inner) => Self::one_line(inner),
+            })
+    }
+
+    /// The item on one line.
+    pub(crate) fn flat(&self) -> String {
+        match self {
+            Meta::Word(w) => w.clone(),
+            Meta::List(path, inner) => {
+                let inner: Vec<String> = inner.iter().map(Meta::flat).collect();
+                format!("{path}({})", inner.join(", "))
+            }
+        }
+    }
+}
+
+/// The length of `items` joined by a separator of `sep` characters.
+pub(crate) fn joined_len<S: AsRef<str>>(items: &[S], sep: usize) -> usize {
+    items.iter().map(|s| s.as_ref().len()).sum::<usize>() + sep * items.len().saturating_sub(1)
+}
+
+/// Displays a list with a separator.
+pub(crate) struct Joined<'a, S>(pub &'a [S], pub &'a str);
+
+impl<S: fmt::Display> fmt::Display for Joined<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, item) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(self.1)?;
+            }
+            item.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// Tokens given by the user (paths, `cfg` predicates, attributes) as rustfmt writes them:
+/// no space around `::`, after `#` and `!`, inside brackets and parentheses or before `,`;
+/// one space around other operators and between words.
+pub(crate) fn tokens_text(tokens: &TokenStream) -> String {
+    let mut out = String::new();
+    write_tokens(&mut out, tokens.clone());
+    out
+}
+
+/// What the last token written was, for the spacing of the next one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prev {
+    /// Nothing, an opening bracket or a token the next one is glued to (`::`, `#`, `&`).
+    Glue,
+    /// A word, a literal or a closed group.
+    Word,
+    /// A comma or an operator: a space follows.
+    Space,
+}
+
+fn write_tokens(out: &mut String, tokens: TokenStream) {
+    let mut prev = Prev::Glue;
+    for tree in tokens {
+        match tree {
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{ ", " }"),
+                    Delimiter::None => ("", ""),
+                };
+                let space = match prev {
+                    Prev::Glue => false,
+                    Prev::Space => true,
+                    Prev::Word => g.delimiter() == Delimiter::Brace,
+                };
+                if space {
+                    out.push(' ');
+                }
+                out.push_str(open);
+                write_tokens(out, g.stream());
+                out.push_str(close);
+                prev = Prev::Word;
+            }
+            TokenTree::Ident(_) | TokenTree::Literal(_) => {
+                if prev != Prev::Glue {
+                    out.push(' ');
+                }
+                let _ = write!(out, "{tree}");
+                prev = Prev::Word;
+            }
+            TokenTree::Punct(p) => {
+                let c = p.as_char();
+                let space = match prev {
+                    Prev::Glue => false,
+                    Prev::Space => true,
+                    Prev::Word => !matches!(c, ':' | ',' | '.' | '!' | '<' | '>' | '?' | ';'),
+                };
+                if space {
+                    out.push(' ');
+                }
+                out.push(c);
+                prev = if p.spacing() == Spacing::Joint && !matches!(c, '\'') {
+                    Prev::Glue
+                } else {
+                    match c {
+                        ':' | '#' | '!' | '&' | '\'' | '<' | '.' | '$' => Prev::Glue,
+                        '>' | '?' => Prev::Word,
+                        _ => Prev::Space,
+                    }
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    fn text(s: &str) -> String {
+        tokens_text(&TokenStream::from_str(s).unwrap())
+    }
+
+    #[test]
+    fn user_tokens_are_spaced_as_rustfmt_spaces_them() {
+        assert_eq!(text("::bebop_core"), "::bebop_core");
+        assert_eq!(text(":: my :: rt"), "::my::rt");
+        assert_eq!(text(r#"feature="alloc""#), r#"feature = "alloc""#);
+        assert_eq!(
+            text(r#"all( feature = "a" , not(test) )"#),
+            r#"all(feature = "a", not(test))"#
+        );
+        assert_eq!(
+            text(r#"#[serde(rename_all = "camelCase")]"#),
+            r#"#[serde(rename_all = "camelCase")]"#
+        );
+        assert_eq!(
+            text("#[derive(Hash, ::serde::Serialize)]"),
+            "#[derive(Hash, ::serde::Serialize)]"
+        );
+        assert_eq!(text("a => b, c -> d"), "a => b, c -> d");
+        assert_eq!(text("Vec<u8>"), "Vec<u8>");
+    }
+
+    #[test]
+    fn a_signature_breaks_one_parameter_per_line() {
+        let mut c = Code::new(1);
+        c.signature("fn f", &["&self", "x: u8"], " -> u8", " {");
+        c.close();
+        assert_eq!(c.into_text(), "    fn f(&self, x: u8) -> u8 {\n    }\n");
+        let long = "x".repeat(90);
+        let p = format!("{long}: u8");
+        let mut c = Code::new(0);
+        c.signature("fn f", &["&self", &p], "", ";");
+        assert_eq!(
+            c.into_text(),
+            format!("fn f(\n    &self,\n    {long}: u8,\n);\n")
+        );
+    }
+
+    #[test]
+    fn a_call_breaks_when_its_arguments_are_wider_than_sixty() {
+        let mut c = Code::new(0);
+        let a = "a".repeat(30);
+        c.call("let x = ", "f", &[&a, &a], ";");
+        assert_eq!(
+            c.into_text(),
+            format!("let x = f(\n    {a},\n    {a},\n);\n")
+        );
+        let mut c = Code::new(0);
+        c.call("", "f", &["a", "b"], ";");
+        assert_eq!(c.into_text(), "f(a, b);\n");
+    }
+}

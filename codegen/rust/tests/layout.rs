@@ -1,0 +1,173 @@
+//! The code the generator writes as text is already in rustfmt's layout: for schemas whose
+//! definitions are all of the kinds written as text, the output without rustfmt is exactly
+//! what rustfmt makes of it. The schemas stretch every width rustfmt decides by: names from
+//! 1 to 60 characters, modules nested 0 to 4 deep, long deprecation notes, long runtime
+//! paths and `cfg` predicates.
+//!
+//! Needs `rustfmt` (as the golden files do).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use bebop_codegen_rust::Generator;
+
+/// An identifier of `len` characters (at least its prefix) starting with `head` and `i`.
+fn name(head: char, i: usize, len: usize) -> String {
+    let mut s = format!("{head}{i}");
+    while s.len() < len {
+        s.push(if s.len() % 7 == 0 { 'Q' } else { 'x' });
+    }
+    s
+}
+
+/// Enums, forward-compatible enums and flags with names of length `len`, in a package
+/// `depth` levels deep.
+fn schema(depth: usize, lens: &[usize]) -> String {
+    let mut out = String::from("edition = \"2026\"\n");
+    let mut body = String::from("import \"bebop/decorators.bop\"\n\n");
+    if depth > 0 {
+        let pkg: Vec<String> = (0..depth).map(|d| format!("p{d}")).collect();
+        out.push_str(&format!("package {}\n", pkg.join(".")));
+    }
+    out.push('\n');
+    out.push_str(&std::mem::take(&mut body));
+    let bases = ["byte", "int16", "uint32", "int64", "uint64"];
+    for (i, &len) in lens.iter().enumerate() {
+        let base = bases[i % bases.len()];
+        let e = name('E', i, len);
+        let m = |k: usize| name('M', k, len.saturating_sub(k % 3));
+        out.push_str(&format!(
+            "/// Enum of width {len}.\nenum {e} : {base} {{\n    {} = 0;\n    @deprecated(\"{}\")\n    {} = 1;\n    {} = 2;\n}}\n\n",
+            m(0),
+            "note ".repeat(len / 4 + 1).trim_end(),
+            m(1),
+            m(2)
+        ));
+        let f = name('F', i, len);
+        out.push_str(&format!(
+            "@forward_compatible\nenum {f} : {base} {{\n    {} = 0;\n    {} = 7;\n}}\n\n",
+            m(3),
+            m(4)
+        ));
+        let g = name('G', i, len);
+        let fc = if i % 2 == 0 {
+            "@forward_compatible\n"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "@flags\n{fc}enum {g} : {base} {{\n    {} = 0;\n    {} = 1;\n    {} = 4;\n    {} = 64;\n}}\n\n",
+            m(5),
+            m(6),
+            m(7),
+            m(8)
+        ));
+        if i % 3 == 0 {
+            let h = name('H', i, len);
+            out.push_str(&format!(
+                "@deprecated(\"{}\")\n@flags\nenum {h} : {base} {{\n    {} = 0;\n    {} = 1;\n}}\n\n",
+                "old ".repeat(len / 3 + 1).trim_end(),
+                m(10),
+                m(9)
+            ));
+        }
+    }
+    out
+}
+
+fn rustfmt(source: &str) -> String {
+    let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
+        .args(["--edition", "2024", "--quiet"])
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("rustfmt runs (install it with `rustup component add rustfmt`)");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = source.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("rustfmt output");
+    writer.join().expect("writer").expect("write to rustfmt");
+    assert!(out.status.success(), "rustfmt failed on the generated code");
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The first line where `a` and `b` differ, with a few lines of context from both.
+fn first_difference(a: &str, b: &str) -> String {
+    let (al, bl): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let i = al
+        .iter()
+        .zip(&bl)
+        .position(|(x, y)| x != y)
+        .unwrap_or(al.len().min(bl.len()));
+    let from = i.saturating_sub(3);
+    format!(
+        "line {}:\n--- generated\n{}\n--- rustfmt\n{}",
+        i + 1,
+        al[from..(i + 6).min(al.len())].join("\n"),
+        bl[from..(i + 6).min(bl.len())].join("\n")
+    )
+}
+
+fn generators() -> Vec<(&'static str, Generator)> {
+    vec![
+        (
+            "defmt and owned under cfgs",
+            Generator::new()
+                .runtime_path("::bebop_core")
+                .owned_types(true)
+                .owned_cfg(Some(r#"feature = "alloc""#))
+                .defmt(Some(r#"feature = "defmt""#))
+                .rustfmt(false),
+        ),
+        (
+            "long runtime path, serde under a long cfg",
+            Generator::new()
+                .runtime_path("::my_company_protocol::bebop_runtime")
+                .owned_types(true)
+                .serde(true)
+                .serde_cfg(Some(
+                    r#"all(feature = "serde", not(target_os = "none"), feature = "long_feature_name")"#,
+                ))
+                .defmt(Some(
+                    r#"all(feature = "defmt", target_os = "none", feature = "another_feature")"#,
+                ))
+                .rustfmt(false),
+        ),
+        ("plain", Generator::new().rustfmt(false)),
+    ]
+}
+
+#[test]
+fn enums_and_flags_are_written_in_rustfmt_layout() {
+    let lens = [1, 4, 9, 16, 23, 30, 37, 44, 51, 55, 60];
+    let mut failures = Vec::new();
+    for depth in [0, 1, 2, 3, 4] {
+        // Four modules deep, 60-character names break impl headers inside generics, which
+        // the text writer does not do (the code is still valid; rustfmt, when it runs,
+        // lays it out).
+        let lens = if depth < 4 { &lens[..] } else { &lens[..8] };
+        let text = schema(depth, lens);
+        let compiled = bebopc::Compiler::new().compile_source("layout.bop", &text);
+        assert!(
+            !compiled.has_errors(),
+            "{}\n{text}",
+            compiled.render_terminal(false)
+        );
+        let request = compiled
+            .code_generator_request(&Default::default(), None, &[])
+            .expect("request");
+        for (what, generator) in generators() {
+            let code = generator.generate_request(&request).expect("generates");
+            let out = &code.files[0].content;
+            let formatted = rustfmt(out);
+            if &formatted != out {
+                failures.push(format!(
+                    "depth {depth}, {what}: {}",
+                    first_difference(out, &formatted)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
