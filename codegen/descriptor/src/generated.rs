@@ -117,9 +117,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for TypeKind {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -135,14 +133,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u8 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
@@ -212,9 +206,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DefinitionKind {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -230,14 +222,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u8 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
@@ -306,9 +294,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for MethodType {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -324,14 +310,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u8 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
@@ -387,9 +369,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for Visibility {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -405,14 +385,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u8 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
@@ -485,9 +461,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for LiteralKind {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -503,14 +477,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u8 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
@@ -786,9 +756,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DecoratorTarget {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -805,14 +773,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let bits: u8 = reader.read()?;
-            Self::from_bits(bits)
-                .ok_or_else(|| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidFlags,
-                            at,
-                        )
-                        .with_detail((bits & !Self::all().bits) as u64)
-                })
+            Self::from_bits(bits).ok_or_else(|| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidFlags, at)
+                    .with_detail((bits & !Self::all().bits) as u64)
+            })
         }
     }
 
@@ -867,9 +831,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for Edition {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            4,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(4);
 
         const MIN_SIZE: usize = 4;
     }
@@ -885,14 +847,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: i32 = reader.read()?;
-            <Self as ::core::convert::TryFrom<i32>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<i32>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
@@ -3257,9 +3215,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DiagnosticSeverity {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            1,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(1);
 
         const MIN_SIZE: usize = 1;
     }
@@ -3275,14 +3231,10 @@ pub mod bebop {
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
             let at = reader.offset();
             let value: u8 = reader.read()?;
-            <Self as ::core::convert::TryFrom<u8>>::try_from(value)
-                .map_err(|value| {
-                    ::bebop_runtime::Error::new(
-                            ::bebop_runtime::ErrorKind::InvalidEnumValue,
-                            at,
-                        )
-                        .with_detail(value as u64)
-                })
+            <Self as ::core::convert::TryFrom<u8>>::try_from(value).map_err(|value| {
+                ::bebop_runtime::Error::new(::bebop_runtime::ErrorKind::InvalidEnumValue, at)
+                    .with_detail(value as u64)
+            })
         }
     }
 
