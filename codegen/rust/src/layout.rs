@@ -5,9 +5,9 @@
 //! The generator knows the shape of everything it writes, so the layout decisions are made
 //! where the code is written, with the few rules of rustfmt that the generated code meets:
 //! an item or statement stays on one line when it fits in [`MAX_WIDTH`] columns, a function
-//! signature that does not fit puts one parameter per line, and a call whose arguments do
-//! not fit in [`CALL_WIDTH`] puts one argument per line. The test `layout_is_rustfmt_layout`
-//! checks the output of every fixture against rustfmt itself.
+//! signature that does not fit puts one parameter per line, a call whose arguments do not
+//! fit in [`CALL_WIDTH`] puts one argument per line, and consecutive `#[derive]`s become
+//! one. `tests/layout.rs` checks the output against rustfmt itself.
 
 use std::fmt::{self, Write};
 
@@ -31,17 +31,14 @@ pub(crate) const ARRAY_WIDTH: usize = 60;
 /// One level of indentation.
 const INDENT: &str = "    ";
 
-/// Text of generated code being written at an indentation depth.
-///
-/// ```ignore
-/// let mut code = Code::new(1);
-/// code.open(format_args!("impl {name}"));
-/// code.line("type Error = u8;");
-/// code.close();
-/// ```
+/// Text of generated code being written at an indentation depth: `open("impl Name")`
+/// writes `impl Name {` and indents, `line` writes a line, `close` writes `}`.
 pub(crate) struct Code {
     text: String,
     depth: usize,
+    /// The traits of `#[derive]` attributes written since the last other line: rustfmt
+    /// merges consecutive derives into one, so they are written when something else is.
+    derives: Vec<String>,
 }
 
 impl Code {
@@ -50,12 +47,47 @@ impl Code {
         Code {
             text: String::new(),
             depth,
+            derives: Vec::new(),
         }
     }
 
     /// The text written.
-    pub(crate) fn into_text(self) -> String {
+    pub(crate) fn into_text(mut self) -> String {
+        self.flush_derives();
         self.text
+    }
+
+    /// `#[derive(traits)]`, merged with the derives right before or after it.
+    pub(crate) fn derive<S: AsRef<str>>(&mut self, traits: &[S]) {
+        self.derives
+            .extend(traits.iter().map(|t| t.as_ref().to_string()));
+    }
+
+    /// The pending derive: on one line when it ends four columns before [`MAX_WIDTH`]
+    /// (rustfmt keeps that margin for derives), else its traits on one line between
+    /// `#[derive(` and `)]` when they fit there (the comma may reach past the width), else
+    /// one trait per line.
+    fn flush_derives(&mut self) {
+        if self.derives.is_empty() {
+            return;
+        }
+        let traits = std::mem::take(&mut self.derives);
+        let len = joined_len(&traits, 2);
+        if self.fits(len + "#[derive()]".len() + 4) {
+            self.line(format_args!("#[derive({})]", Joined(&traits, ", ")));
+            return;
+        }
+        self.line("#[derive(");
+        self.depth += 1;
+        if self.fits(len) {
+            self.line(format_args!("{},", Joined(&traits, ", ")));
+        } else {
+            for t in &traits {
+                self.line(format_args!("{t},"));
+            }
+        }
+        self.depth -= 1;
+        self.line(")]");
     }
 
     /// Whether a line of `len` characters after the indentation fits in [`MAX_WIDTH`].
@@ -64,6 +96,7 @@ impl Code {
     }
 
     fn indent(&mut self) {
+        self.flush_derives();
         for _ in 0..self.depth {
             self.text.push_str(INDENT);
         }
@@ -79,6 +112,7 @@ impl Code {
 
     /// An empty line.
     pub(crate) fn blank(&mut self) {
+        self.flush_derives();
         self.text.push('\n');
     }
 
@@ -102,6 +136,12 @@ impl Code {
         self.text.push('}');
         self.text.push_str(tail);
         self.text.push('\n');
+    }
+
+    /// `} head {`: closes a block and opens the next one (`else`, `else if x`).
+    pub(crate) fn close_open(&mut self, head: impl fmt::Display) {
+        self.depth = self.depth.saturating_sub(1);
+        self.open(format_args!("}} {head}"));
     }
 
     /// One level deeper without a line (the continuation of a broken construct).
@@ -313,18 +353,32 @@ impl Code {
             return;
         }
         let fields_len = joined_len(fields, 2);
-        let lit_len = path.len() + fields_len + 5;
-        let one_line = fields_len <= STRUCT_LIT_WIDTH;
-        if one_line
-            && !self.fits(lhs.len() + 3 + lit_len + 1)
-            && self.fits(INDENT.len() + lit_len + 1)
-        {
-            self.line(format_args!("{lhs} ="));
-            self.depth += 1;
-            self.struct_lit("", path, fields, ";");
-            self.depth -= 1;
-        } else {
-            self.struct_lit(&format!("{lhs} = "), path, fields, ";");
+        let one_line = (fields_len <= STRUCT_LIT_WIDTH).then_some(path.len() + fields_len + 5);
+        self.assign_with(lhs, one_line, |code, prefix| {
+            code.struct_lit(prefix, path, fields, ";")
+        });
+    }
+
+    /// `lhs = rhs;` where `rhs` is written by `write` after a prefix, and takes
+    /// `one_line` columns when it may stay on one line: when it may but does not fit after
+    /// `lhs = `, it goes on the next line, one level deeper (rustfmt prefers a right-hand
+    /// side on one line of its own to one broken over several).
+    fn assign_with(
+        &mut self,
+        lhs: &str,
+        one_line: Option<usize>,
+        write: impl FnOnce(&mut Self, &str),
+    ) {
+        match one_line {
+            Some(len)
+                if !self.fits(lhs.len() + 3 + len + 1) && self.fits(INDENT.len() + len + 1) =>
+            {
+                self.line(format_args!("{lhs} ="));
+                self.depth += 1;
+                write(self, "");
+                self.depth -= 1;
+            }
+            _ => write(self, &format!("{lhs} = ")),
         }
     }
 
@@ -341,18 +395,10 @@ impl Code {
     /// fits on the next line goes there, one level deeper.
     pub(crate) fn assign_array(&mut self, lhs: &str, amp: &str, items: &[Tuple<'_>]) {
         let flat_len = joined_len(&items.iter().map(Tuple::flat).collect::<Vec<_>>(), 2);
-        let lit_len = amp.len() + 2 + flat_len;
-        if flat_len <= ARRAY_WIDTH
-            && !self.fits(lhs.len() + 3 + lit_len + 1)
-            && self.fits(INDENT.len() + lit_len + 1)
-        {
-            self.line(format_args!("{lhs} ="));
-            self.depth += 1;
-            self.array("", amp, items, ";");
-            self.depth -= 1;
-        } else {
-            self.array(&format!("{lhs} = "), amp, items, ";");
-        }
+        let one_line = (flat_len <= ARRAY_WIDTH).then_some(amp.len() + 2 + flat_len);
+        self.assign_with(lhs, one_line, |code, prefix| {
+            code.array(prefix, amp, items, ";")
+        });
     }
 
     /// `prefix&[items]suffix` (an array or slice expression of tuples, `amp` is `&` or

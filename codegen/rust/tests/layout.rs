@@ -2,12 +2,15 @@
 //! definitions are all of the kinds written as text, the output without rustfmt is exactly
 //! what rustfmt makes of it. The schemas stretch every width rustfmt decides by: names from
 //! 1 to 60 characters, modules nested 0 to 4 deep, long deprecation notes, long runtime
-//! paths and `cfg` predicates.
+//! paths and `cfg` predicates, type and field attribute rules (a user derive merges with
+//! the generated one, as rustfmt merges them).
 //!
 //! Needs `rustfmt` (as the golden files do).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+
+mod common;
 
 use bebop_codegen_rust::Generator;
 
@@ -121,7 +124,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
                 .rustfmt(false),
         ),
         (
-            "long runtime path, serde under a long cfg",
+            "long runtime path, serde under a long cfg, attribute rules",
             Generator::new()
                 .runtime_path("::my_company_protocol::bebop_runtime")
                 .owned_types(true)
@@ -132,6 +135,12 @@ fn generators() -> Vec<(&'static str, Generator)> {
                 .defmt(Some(
                     r#"all(feature = "defmt", target_os = "none", feature = "another_feature")"#,
                 ))
+                .type_attribute(".", "#[derive(::core::hash::Hash)]")
+                .type_attribute(
+                    ".",
+                    r#"#[cfg_attr(feature = "schemars_support", derive(::schemars::JsonSchema))]"#,
+                )
+                .field_attribute(".", r#"#[serde(rename = "a_fairly_long_renamed_member")]"#)
                 .rustfmt(false),
         ),
         ("plain", Generator::new().rustfmt(false)),
@@ -148,15 +157,7 @@ fn enums_and_flags_are_written_in_rustfmt_layout() {
         // lays it out).
         let lens = if depth < 4 { &lens[..] } else { &lens[..8] };
         let text = schema(depth, lens);
-        let compiled = bebopc::Compiler::new().compile_source("layout.bop", &text);
-        assert!(
-            !compiled.has_errors(),
-            "{}\n{text}",
-            compiled.render_terminal(false)
-        );
-        let request = compiled
-            .code_generator_request(&Default::default(), None, &[])
-            .expect("request");
+        let request = common::request_for("layout.bop", &text);
         for (what, generator) in generators() {
             let code = generator.generate_request(&request).expect("generates");
             let out = &code.files[0].content;

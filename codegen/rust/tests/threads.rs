@@ -1,6 +1,8 @@
 //! Big schemas are formatted on several threads: the output is the same, byte for byte, as
 //! on one thread, for every kind of definition, in packages and with owned types.
 
+mod common;
+
 use bebop_codegen_rust::Generator;
 
 /// A schema of `n` definitions of every kind, in two packages' worth of names.
@@ -39,15 +41,7 @@ fn schema(n: usize) -> String {
 #[test]
 fn the_output_does_not_depend_on_the_number_of_threads() {
     let text = schema(240);
-    let compiled = bebopc::Compiler::new().compile_source("big.bop", &text);
-    assert!(
-        !compiled.has_errors(),
-        "{}",
-        compiled.render_terminal(false)
-    );
-    let request = compiled
-        .code_generator_request(&Default::default(), None, &[])
-        .expect("request");
+    let request = common::request_for("big.bop", &text);
     let generate = |threads: usize| {
         let code = Generator::new()
             .owned_types(true)

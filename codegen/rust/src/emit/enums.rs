@@ -3,7 +3,6 @@
 use proc_macro2::Literal;
 
 use super::Emitter;
-use crate::GenerateError;
 use crate::layout::{Code, Tuple};
 use crate::model::{Base, Body, DefId, Member};
 use crate::names::ident;
@@ -30,13 +29,40 @@ impl Emitter<'_, '_> {
 
     /// `derive(..)` of an enum: every comparison trait, `Default` when a member is zero.
     fn enum_derive(code: &mut Code, default: bool) {
+        let traits = [
+            "Clone",
+            "Copy",
+            "Debug",
+            "PartialEq",
+            "Eq",
+            "PartialOrd",
+            "Ord",
+            "Hash",
+        ];
+        code.derive(&traits);
         if default {
-            code.line(
-                "#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]",
-            );
-        } else {
-            code.line("#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]");
+            code.derive(&["Default"]);
         }
+    }
+
+    /// `impl From<from> for to { fn from(value: from) -> Self { .. } }`, the body written
+    /// by `body`, preceded by an empty line and `#[allow(deprecated)]` when `allow_dep`.
+    fn from_impl(
+        code: &mut Code,
+        allow_dep: bool,
+        from: &str,
+        to: &str,
+        body: impl FnOnce(&mut Code),
+    ) {
+        code.blank();
+        if allow_dep {
+            code.line("#[allow(deprecated)]");
+        }
+        code.impl_open(&format!("impl ::core::convert::From<{from}>"), to);
+        code.signature("fn from", &[&format!("value: {from}")], " -> Self", " {");
+        body(code);
+        code.close();
+        code.close();
     }
 
     /// The impl of the aliases of an enum's members (`pub const ALIAS: Self = Self::X;`),
@@ -146,7 +172,7 @@ impl Emitter<'_, '_> {
         code.close_with(")");
     }
 
-    pub(crate) fn enumeration(&self, code: &mut Code, id: DefId) -> Result<(), GenerateError> {
+    pub(crate) fn enumeration(&self, code: &mut Code, id: DefId) {
         let d = self.def(id);
         let Body::Enum {
             base,
@@ -154,7 +180,7 @@ impl Emitter<'_, '_> {
             unrecognized,
         } = &d.body
         else {
-            return Ok(());
+            return;
         };
         let rt = &self.rt_text;
         let name = ident(&d.name).to_string();
@@ -181,7 +207,8 @@ impl Emitter<'_, '_> {
         }
         code.docs(&docs);
         Self::enum_derive(code, default_member.is_some());
-        if !allow_dep || self.defmt.is_none() {
+        if !allow_dep {
+            // Else `defmt_enum_impl` writes the impl out, allowing deprecated items.
             self.defmt_derive_line(code);
         }
         self.serde_derive_line(code, ItemForm::Same);
@@ -223,10 +250,10 @@ impl Emitter<'_, '_> {
                 code.line("#[allow(deprecated)]");
             }
         };
-        code.blank();
-        allow(code);
         match unrecognized {
             None => {
+                code.blank();
+                allow(code);
                 code.impl_open(&format!("impl ::core::convert::TryFrom<{repr}>"), name);
                 code.line(format_args!("type Error = {repr};"));
                 code.line("/// The member with this value; the value itself when there is none.");
@@ -248,38 +275,28 @@ impl Emitter<'_, '_> {
                 code.close();
                 code.close();
                 code.close();
-                code.blank();
-                allow(code);
-                code.impl_open(&format!("impl ::core::convert::From<{name}>"), repr);
-                code.signature("fn from", &[&format!("value: {name}")], " -> Self", " {");
-                code.line(format_args!("value as {repr}"));
-                code.close();
-                code.close();
+                Self::from_impl(code, allow_dep, name, repr, |code| {
+                    code.line(format_args!("value as {repr}"));
+                });
             }
             Some(u) => {
                 let u = ident(u);
-                code.impl_open(&format!("impl ::core::convert::From<{repr}>"), name);
-                code.signature("fn from", &[&format!("value: {repr}")], " -> Self", " {");
-                code.open("match value");
-                for (_, m) in &variants {
-                    code.arm(m.value, format_args!("Self::{}", ident(&m.name)));
-                }
-                code.line(format_args!("_ => Self::{u}(value),"));
-                code.close();
-                code.close();
-                code.close();
-                code.blank();
-                allow(code);
-                code.impl_open(&format!("impl ::core::convert::From<{name}>"), repr);
-                code.signature("fn from", &[&format!("value: {name}")], " -> Self", " {");
-                code.open("match value");
-                for (_, m) in &variants {
-                    code.arm(format_args!("{name}::{}", ident(&m.name)), m.value);
-                }
-                code.line(format_args!("{name}::{u}(value) => value,"));
-                code.close();
-                code.close();
-                code.close();
+                Self::from_impl(code, allow_dep, repr, name, |code| {
+                    code.open("match value");
+                    for (_, m) in &variants {
+                        code.arm(m.value, format_args!("Self::{}", ident(&m.name)));
+                    }
+                    code.line(format_args!("_ => Self::{u}(value),"));
+                    code.close();
+                });
+                Self::from_impl(code, allow_dep, name, repr, |code| {
+                    code.open("match value");
+                    for (_, m) in &variants {
+                        code.arm(format_args!("{name}::{}", ident(&m.name)), m.value);
+                    }
+                    code.line(format_args!("{name}::{u}(value) => value,"));
+                    code.close();
+                });
             }
         }
         self.fixed_size_impls(code, allow_dep, name, size);
@@ -319,7 +336,6 @@ impl Emitter<'_, '_> {
         };
         self.fixed_encode_impl(code, allow_dep, name, size, &value);
         self.defmt_enum_impl(code, id);
-        Ok(())
     }
 
     pub(crate) fn flags(&self, code: &mut Code, id: DefId) {
@@ -344,8 +360,18 @@ impl Emitter<'_, '_> {
         code.docs(&lines);
         let mask = normalise(*base, members.iter().fold(0i128, |acc, m| acc | m.value));
         let always_valid = fc || mask == base.full_mask();
-        code.line("#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]");
-        if !allow_dep || self.defmt.is_none() {
+        code.derive(&[
+            "Clone",
+            "Copy",
+            "PartialEq",
+            "Eq",
+            "PartialOrd",
+            "Ord",
+            "Hash",
+            "Default",
+        ]);
+        if !allow_dep {
+            // Else `defmt_enum_impl` writes the impl out, allowing deprecated items.
             self.defmt_derive_line(code);
         }
         self.user_type_attr_lines(code, id, ItemForm::Same);
@@ -399,8 +425,7 @@ impl Emitter<'_, '_> {
         );
         code.open("if bits & !Self::all().bits == 0");
         code.line("::core::option::Option::Some(Self { bits })");
-        code.close_with(" else {");
-        code.push_depth();
+        code.close_open("else");
         code.line("::core::option::Option::None");
         code.close();
         code.close();
@@ -513,8 +538,7 @@ impl Emitter<'_, '_> {
         code.open("pub fn set(&mut self, other: Self, value: bool)");
         code.open("if value");
         code.line("self.insert(other);");
-        code.close_with(" else {");
-        code.push_depth();
+        code.close_open("else");
         code.line("self.remove(other);");
         code.close();
         code.close();
@@ -609,8 +633,7 @@ impl Emitter<'_, '_> {
         code.line("f.write_str(\" | \")?;");
         code.close();
         code.line("::core::write!(f, \"{:#x}\", rest)?;");
-        code.close_with(" else if first {");
-        code.push_depth();
+        code.close_open("else if first");
         let zero_name = members
             .iter()
             .find(|m| m.value == 0)

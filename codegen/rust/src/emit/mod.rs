@@ -196,9 +196,9 @@ impl<'m, 'd> Emitter<'m, 'd> {
 
     /// The items of one [`Source`] (empty when the definition needs none there).
     pub(crate) fn emit_source(&self, source: Source, depth: usize) -> Result<Item, GenerateError> {
-        let text = |f: &dyn Fn(&mut Code) -> Result<(), GenerateError>| {
+        let text = |f: &dyn Fn(&mut Code)| {
             let mut code = Code::new(depth);
-            f(&mut code)?;
+            f(&mut code);
             Ok(Item::Text(code.into_text()))
         };
         let tokens = |t: Result<TokenStream, GenerateError>| t.map(Item::Tokens);
@@ -208,10 +208,7 @@ impl<'m, 'd> Emitter<'m, 'd> {
                     tokens(self.record_view(id))
                 }
                 Body::Enum { .. } => text(&|c| self.enumeration(c, id)),
-                Body::Flags { .. } => text(&|c| {
-                    self.flags(c, id);
-                    Ok(())
-                }),
+                Body::Flags { .. } => text(&|c| self.flags(c, id)),
                 Body::Const { .. } => tokens(self.constant(id)),
                 Body::Service { .. } => tokens(self.service(id)),
                 Body::Decorator => Ok(Item::Text(String::new())),
@@ -223,10 +220,7 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 if def.is_record() {
                     tokens(self.record_owned(id, &path))
                 } else {
-                    text(&|c| {
-                        self.same_owned(c, id, &path);
-                        Ok(())
-                    })
+                    text(&|c| self.same_owned(c, id, &path))
                 }
             }
         }
@@ -793,6 +787,9 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 continue;
             };
             match Meta::parse_item(g.stream().into_iter().collect()) {
+                Meta::List(name, args) if name == "derive" => {
+                    code.derive(&args.iter().map(Meta::flat).collect::<Vec<_>>())
+                }
                 Meta::List(name, args) => code.attr(&name, &args),
                 Meta::Word(w) => code.line(format_args!("#[{w}]")),
             }
@@ -820,20 +817,15 @@ impl<'m, 'd> Emitter<'m, 'd> {
         if !self.opts.serde || !form.owns_data() {
             return;
         }
-        let derive = Meta::List(
-            "derive".into(),
-            vec![
-                Meta::Word("::serde::Serialize".into()),
-                Meta::Word("::serde::Deserialize".into()),
-            ],
-        );
+        let traits = ["::serde::Serialize", "::serde::Deserialize"];
         match &self.serde_cfg {
             Some(p) => {
                 let mut args = Meta::parse_list(p);
-                args.push(derive);
+                let traits = traits.iter().map(|t| Meta::Word(t.to_string())).collect();
+                args.push(Meta::List("derive".into(), traits));
                 code.attr("cfg_attr", &args);
             }
-            None => code.line(format_args!("#[{}]", derive.flat())),
+            None => code.derive(&traits),
         }
     }
 

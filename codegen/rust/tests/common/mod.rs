@@ -62,3 +62,17 @@ pub const GOLDEN_PARAMETER: &str =
 pub fn expected_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected")
 }
+
+/// The plugin request for one schema file, `name` holding `text`; panics with the
+/// diagnostics when it does not compile.
+pub fn request_for(name: &str, text: &str) -> CodeGeneratorRequest {
+    let compiled = bebopc::Compiler::new().compile_source(name, text);
+    assert!(
+        !compiled.has_errors(),
+        "{}",
+        compiled.render_terminal(false)
+    );
+    compiled
+        .code_generator_request(&Default::default(), None, &[])
+        .expect("request")
+}
