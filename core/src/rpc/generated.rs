@@ -504,9 +504,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for FrameHeader {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            9,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(9);
 
         const MIN_SIZE: usize = 9;
     }
@@ -524,9 +522,7 @@ pub mod bebop {
         const ALWAYS_VALID: bool = <u32 as crate::Decode<'a>>::ALWAYS_VALID
             && <FrameFlags as crate::Decode<'a>>::ALWAYS_VALID;
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 length: reader.read()?,
                 flags: reader.read()?,
@@ -542,10 +538,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.length, sink)?;
             crate::Encode::encode(&self.flags, sink)?;
             crate::Encode::encode(&self.stream_id, sink)
@@ -556,8 +549,11 @@ pub mod bebop {
     impl ::defmt::Format for FrameHeader {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "FrameHeader {{ length: {}, flags: {}, stream_id: {} }}", self.length,
-                self.flags, self.stream_id
+                f,
+                "FrameHeader {{ length: {}, flags: {}, stream_id: {} }}",
+                self.length,
+                self.flags,
+                self.stream_id
             );
         }
     }
@@ -592,37 +588,32 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for CallHeader<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.method_id = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => {
-                                out.deadline = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.metadata = ::core::option::Option::Some(reader.read()?);
-                            }
-                            4 => {
-                                out.cursor = ::core::option::Option::Some(reader.read()?);
-                            }
-                            _ => break,
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.method_id = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.deadline = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.metadata = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.cursor = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -630,15 +621,14 @@ pub mod bebop {
     impl crate::Encode for CallHeader<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + crate::field_size(&self.method_id) + crate::field_size(&self.deadline)
-                + crate::field_size(&self.metadata) + crate::field_size(&self.cursor)
+            5 + crate::field_size(&self.method_id)
+                + crate::field_size(&self.deadline)
+                + crate::field_size(&self.metadata)
+                + crate::field_size(&self.cursor)
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| {
@@ -666,7 +656,10 @@ pub mod bebop {
             ::defmt::write!(
                 f,
                 "CallHeader {{ method_id: {}, deadline: {}, metadata: {}, cursor: {} }}",
-                self.method_id, self.deadline, self.metadata, self.cursor
+                self.method_id,
+                self.deadline,
+                self.metadata,
+                self.cursor
             );
         }
     }
@@ -690,32 +683,27 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for RpcError<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.code = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.detail = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.metadata = ::core::option::Option::Some(reader.read()?);
-                            }
-                            _ => break,
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.code = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.detail = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.metadata = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -723,15 +711,13 @@ pub mod bebop {
     impl crate::Encode for RpcError<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + crate::field_size(&self.code) + crate::field_size(&self.detail)
+            5 + crate::field_size(&self.code)
+                + crate::field_size(&self.detail)
                 + crate::field_size(&self.metadata)
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| {
@@ -754,8 +740,11 @@ pub mod bebop {
     impl ::defmt::Format for RpcError<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "RpcError {{ code: {}, detail: {}, metadata: {} }}", self.code, self
-                .detail, self.metadata
+                f,
+                "RpcError {{ code: {}, detail: {}, metadata: {} }}",
+                self.code,
+                self.detail,
+                self.metadata
             );
         }
     }
@@ -775,23 +764,18 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for TrailingMetadata<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.metadata = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.metadata = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -803,10 +787,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| {
@@ -853,9 +834,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for MethodInfo<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 name: reader.read()?,
                 method_id: reader.read()?,
@@ -866,9 +845,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <&'a str as crate::Decode<'a>>::skip(reader)?;
             reader.take(5)?;
             <&'a str as crate::Decode<'a>>::skip(reader)?;
@@ -886,10 +863,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.name, sink)?;
             crate::Encode::encode(&self.method_id, sink)?;
             crate::Encode::encode(&self.method_type, sink)?;
@@ -904,8 +878,11 @@ pub mod bebop {
             ::defmt::write!(
                 f,
                 "MethodInfo {{ name: {}, method_id: {}, method_type: {}, request_type_url: {}, response_type_url: {} }}",
-                self.name, self.method_id, self.method_type, self.request_type_url, self
-                .response_type_url
+                self.name,
+                self.method_id,
+                self.method_type,
+                self.request_type_url,
+                self.response_type_url
             );
         }
     }
@@ -927,9 +904,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for ServiceInfo<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 name: reader.read()?,
                 methods: reader.read()?,
@@ -937,9 +912,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <&'a str as crate::Decode<'a>>::skip(reader)?;
             <crate::Array<'a, MethodInfo<'a>> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
@@ -949,15 +922,11 @@ pub mod bebop {
     impl crate::Encode for ServiceInfo<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            crate::Encode::encoded_size(&self.name)
-                + crate::Encode::encoded_size(&self.methods)
+            crate::Encode::encoded_size(&self.name) + crate::Encode::encoded_size(&self.methods)
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.name, sink)?;
             crate::Encode::encode(&self.methods, sink)
         }
@@ -967,7 +936,10 @@ pub mod bebop {
     impl ::defmt::Format for ServiceInfo<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "ServiceInfo {{ name: {}, methods: {} }}", self.name, self.methods
+                f,
+                "ServiceInfo {{ name: {}, methods: {} }}",
+                self.name,
+                self.methods
             );
         }
     }
@@ -988,16 +960,14 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for DiscoveryResponse<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            ::core::result::Result::Ok(Self { services: reader.read()? })
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            ::core::result::Result::Ok(Self {
+                services: reader.read()?,
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <crate::Array<'a, ServiceInfo<'a>> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
         }
@@ -1010,10 +980,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.services, sink)
         }
     }
@@ -1052,9 +1019,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for BatchCall<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 call_id: reader.read()?,
                 method_id: reader.read()?,
@@ -1064,9 +1029,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.take(8)?;
             <&'a [u8] as crate::Decode<'a>>::skip(reader)?;
             reader.take(4)?;
@@ -1081,10 +1044,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.call_id, sink)?;
             crate::Encode::encode(&self.method_id, sink)?;
             crate::Encode::encode(&self.payload, sink)?;
@@ -1098,7 +1058,10 @@ pub mod bebop {
             ::defmt::write!(
                 f,
                 "BatchCall {{ call_id: {}, method_id: {}, payload: {}, input_from: {} }}",
-                self.call_id, self.method_id, self.payload, self.input_from
+                self.call_id,
+                self.method_id,
+                self.payload,
+                self.input_from
             );
         }
     }
@@ -1123,9 +1086,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for BatchRequest<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 calls: reader.read()?,
                 metadata: reader.read()?,
@@ -1133,9 +1094,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <crate::Array<'a, BatchCall<'a>> as crate::Decode<'a>>::skip(reader)?;
             <crate::Map<'a, &'a str, &'a str> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
@@ -1145,15 +1104,11 @@ pub mod bebop {
     impl crate::Encode for BatchRequest<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            crate::Encode::encoded_size(&self.calls)
-                + crate::Encode::encoded_size(&self.metadata)
+            crate::Encode::encoded_size(&self.calls) + crate::Encode::encoded_size(&self.metadata)
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.calls, sink)?;
             crate::Encode::encode(&self.metadata, sink)
         }
@@ -1163,8 +1118,10 @@ pub mod bebop {
     impl ::defmt::Format for BatchRequest<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "BatchRequest {{ calls: {}, metadata: {} }}", self.calls, self
-                .metadata
+                f,
+                "BatchRequest {{ calls: {}, metadata: {} }}",
+                self.calls,
+                self.metadata
             );
         }
     }
@@ -1187,9 +1144,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for BatchSuccess<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 payloads: reader.read()?,
                 metadata: reader.read()?,
@@ -1197,9 +1152,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <crate::Array<'a, &'a [u8]> as crate::Decode<'a>>::skip(reader)?;
             <crate::Map<'a, &'a str, &'a str> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
@@ -1214,10 +1167,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.payloads, sink)?;
             crate::Encode::encode(&self.metadata, sink)
         }
@@ -1227,8 +1177,10 @@ pub mod bebop {
     impl ::defmt::Format for BatchSuccess<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "BatchSuccess {{ payloads: {}, metadata: {} }}", self.payloads, self
-                .metadata
+                f,
+                "BatchSuccess {{ payloads: {}, metadata: {} }}",
+                self.payloads,
+                self.metadata
             );
         }
     }
@@ -1251,25 +1203,16 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for BatchOutcome<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .union(|reader, discriminator| match discriminator {
-                    1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
-                    2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
-                    _ => {
-                        ::core::result::Result::Err(
-                            reader.unknown_discriminator(discriminator),
-                        )
-                    }
-                })
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
+                2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -1277,18 +1220,14 @@ pub mod bebop {
     impl crate::Encode for BatchOutcome<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5
-                + match self {
-                    Self::Success(v) => crate::Encode::encoded_size(v),
-                    Self::Error(v) => crate::Encode::encoded_size(v),
-                }
+            5 + match self {
+                Self::Success(v) => crate::Encode::encoded_size(v),
+                Self::Error(v) => crate::Encode::encoded_size(v),
+            }
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| match self {
@@ -1334,9 +1273,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for BatchResult<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 call_id: reader.read()?,
                 outcome: reader.read()?,
@@ -1344,9 +1281,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.take(4)?;
             <BatchOutcome<'a> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
@@ -1360,10 +1295,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.call_id, sink)?;
             crate::Encode::encode(&self.outcome, sink)
         }
@@ -1373,8 +1305,10 @@ pub mod bebop {
     impl ::defmt::Format for BatchResult<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "BatchResult {{ call_id: {}, outcome: {} }}", self.call_id, self
-                .outcome
+                f,
+                "BatchResult {{ call_id: {}, outcome: {} }}",
+                self.call_id,
+                self.outcome
             );
         }
     }
@@ -1394,16 +1328,14 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for BatchResponse<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            ::core::result::Result::Ok(Self { results: reader.read()? })
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            ::core::result::Result::Ok(Self {
+                results: reader.read()?,
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <crate::Array<'a, BatchResult<'a>> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
         }
@@ -1416,10 +1348,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.results, sink)
         }
     }
@@ -1468,47 +1397,38 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for FutureDispatchRequest<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => {
-                                out.method_id = ::core::option::Option::Some(reader.read()?);
-                            }
-                            2 => {
-                                out.payload = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.idempotency_key = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            4 => {
-                                out.metadata = ::core::option::Option::Some(reader.read()?);
-                            }
-                            5 => {
-                                out.deadline = ::core::option::Option::Some(reader.read()?);
-                            }
-                            6 => {
-                                out.discard_result = ::core::option::Option::Some(
-                                    reader.read()?,
-                                );
-                            }
-                            _ => break,
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => {
+                            out.method_id = ::core::option::Option::Some(reader.read()?);
                         }
+                        2 => {
+                            out.payload = ::core::option::Option::Some(reader.read()?);
+                        }
+                        3 => {
+                            out.idempotency_key = ::core::option::Option::Some(reader.read()?);
+                        }
+                        4 => {
+                            out.metadata = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.deadline = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => {
+                            out.discard_result = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -1516,17 +1436,16 @@ pub mod bebop {
     impl crate::Encode for FutureDispatchRequest<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + crate::field_size(&self.method_id) + crate::field_size(&self.payload)
+            5 + crate::field_size(&self.method_id)
+                + crate::field_size(&self.payload)
                 + crate::field_size(&self.idempotency_key)
-                + crate::field_size(&self.metadata) + crate::field_size(&self.deadline)
+                + crate::field_size(&self.metadata)
+                + crate::field_size(&self.deadline)
                 + crate::field_size(&self.discard_result)
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| {
@@ -1560,8 +1479,12 @@ pub mod bebop {
             ::defmt::write!(
                 f,
                 "FutureDispatchRequest {{ method_id: {}, payload: {}, idempotency_key: {}, metadata: {}, deadline: {}, discard_result: {} }}",
-                self.method_id, self.payload, self.idempotency_key, self.metadata, self
-                .deadline, self.discard_result
+                self.method_id,
+                self.payload,
+                self.idempotency_key,
+                self.metadata,
+                self.deadline,
+                self.discard_result
             );
         }
     }
@@ -1578,9 +1501,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for FutureHandle {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            16,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(16);
 
         const MIN_SIZE: usize = 16;
     }
@@ -1597,9 +1518,7 @@ pub mod bebop {
     impl<'a> crate::Decode<'a> for FutureHandle {
         const ALWAYS_VALID: bool = <crate::Uuid as crate::Decode<'a>>::ALWAYS_VALID;
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self { id: reader.read()? })
         }
     }
@@ -1611,10 +1530,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.id, sink)
         }
     }
@@ -1644,23 +1560,18 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for FutureResolveRequest<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.ids = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.ids = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -1672,10 +1583,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| {
@@ -1714,9 +1622,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for FutureSuccess<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 payload: reader.read()?,
                 metadata: reader.read()?,
@@ -1724,9 +1630,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             <&'a [u8] as crate::Decode<'a>>::skip(reader)?;
             <crate::Map<'a, &'a str, &'a str> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
@@ -1736,15 +1640,11 @@ pub mod bebop {
     impl crate::Encode for FutureSuccess<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            crate::Encode::encoded_size(&self.payload)
-                + crate::Encode::encoded_size(&self.metadata)
+            crate::Encode::encoded_size(&self.payload) + crate::Encode::encoded_size(&self.metadata)
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.payload, sink)?;
             crate::Encode::encode(&self.metadata, sink)
         }
@@ -1754,8 +1654,10 @@ pub mod bebop {
     impl ::defmt::Format for FutureSuccess<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "FutureSuccess {{ payload: {}, metadata: {} }}", self.payload, self
-                .metadata
+                f,
+                "FutureSuccess {{ payload: {}, metadata: {} }}",
+                self.payload,
+                self.metadata
             );
         }
     }
@@ -1778,25 +1680,16 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for FutureOutcome<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
-            reader
-                .union(|reader, discriminator| match discriminator {
-                    1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
-                    2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
-                    _ => {
-                        ::core::result::Result::Err(
-                            reader.unknown_discriminator(discriminator),
-                        )
-                    }
-                })
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
+                2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.skip_prefixed()
         }
     }
@@ -1804,18 +1697,14 @@ pub mod bebop {
     impl crate::Encode for FutureOutcome<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5
-                + match self {
-                    Self::Success(v) => crate::Encode::encoded_size(v),
-                    Self::Error(v) => crate::Encode::encoded_size(v),
-                }
+            5 + match self {
+                Self::Success(v) => crate::Encode::encoded_size(v),
+                Self::Error(v) => crate::Encode::encoded_size(v),
+            }
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
                 |sink| match self {
@@ -1861,9 +1750,7 @@ pub mod bebop {
 
     impl<'a> crate::Decode<'a> for FutureResult<'a> {
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {
                 id: reader.read()?,
                 outcome: reader.read()?,
@@ -1871,9 +1758,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn skip(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<(), crate::Error> {
+        fn skip(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.take(16)?;
             <FutureOutcome<'a> as crate::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
@@ -1887,10 +1772,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.id, sink)?;
             crate::Encode::encode(&self.outcome, sink)
         }
@@ -1900,7 +1782,10 @@ pub mod bebop {
     impl ::defmt::Format for FutureResult<'_> {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
-                f, "FutureResult {{ id: {}, outcome: {} }}", self.id, self.outcome
+                f,
+                "FutureResult {{ id: {}, outcome: {} }}",
+                self.id,
+                self.outcome
             );
         }
     }
@@ -1916,9 +1801,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for FutureCancelRequest {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            16,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(16);
 
         const MIN_SIZE: usize = 16;
     }
@@ -1935,9 +1818,7 @@ pub mod bebop {
     impl<'a> crate::Decode<'a> for FutureCancelRequest {
         const ALWAYS_VALID: bool = <crate::Uuid as crate::Decode<'a>>::ALWAYS_VALID;
         #[inline]
-        fn decode(
-            reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self { id: reader.read()? })
         }
     }
@@ -1949,10 +1830,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             crate::Encode::encode(&self.id, sink)
         }
     }
@@ -1971,9 +1849,7 @@ pub mod bebop {
     pub struct Empty {}
 
     impl crate::WireSize for Empty {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            0,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(0);
 
         const MIN_SIZE: usize = 0;
     }
@@ -1990,9 +1866,7 @@ pub mod bebop {
     impl<'a> crate::Decode<'a> for Empty {
         const ALWAYS_VALID: bool = true;
         #[inline]
-        fn decode(
-            _reader: &mut crate::Reader<'a>,
-        ) -> ::core::result::Result<Self, crate::Error> {
+        fn decode(_reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             ::core::result::Result::Ok(Self {})
         }
     }
@@ -2004,10 +1878,7 @@ pub mod bebop {
         }
 
         #[inline]
-        fn encode<S: crate::Sink>(
-            &self,
-            _sink: &mut S,
-        ) -> ::core::result::Result<(), S::Error> {
+        fn encode<S: crate::Sink>(&self, _sink: &mut S) -> ::core::result::Result<(), S::Error> {
             ::core::result::Result::Ok(())
         }
     }

@@ -4,64 +4,71 @@
 //! cyclic, and it cannot be told to allow deprecated items. `float16`/`bfloat16` values,
 //! which the `half` crate does not make formattable, are printed as `f32`.
 
-use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use proc_macro2::Literal;
 
 use super::records::Mode;
-use super::{Emitter, lt_anon, var};
+use super::{Emitter, var_text};
 use crate::analysis::ty_holds_half;
 use crate::layout::{Code, Meta};
 use crate::model::{Body, DefId, Field, Ty};
-use crate::names::ident;
+use crate::names::{ident, ident_text};
 
 impl Emitter<'_, '_> {
-    pub(crate) fn defmt_impl(&self, id: DefId, mode: Mode, _from: &[String]) -> TokenStream {
+    /// The written-out `defmt::Format` impl of a record view, when defmt support is on.
+    pub(crate) fn defmt_impl(&self, code: &mut Code, id: DefId, mode: Mode) {
         let d = self.def(id);
         let Some(pred) = &self.defmt else {
-            return TokenStream::new();
+            return;
         };
         if mode != Mode::View {
-            return TokenStream::new();
+            return;
         }
-        let name = ident(&d.name);
-        let lt = lt_anon(d.lifetime);
-        let allow_dep = self.allow_deprecated(id);
+        let name = ident_text(&d.name);
+        let name_any = if d.lifetime {
+            format!("{name}<'_>")
+        } else {
+            name
+        };
+        code.attr("cfg", &Meta::parse_list(pred));
+        self.allow_deprecated_line(code, id);
+        code.impl_open("impl ::defmt::Format", &name_any);
+        code.open("fn format(&self, f: ::defmt::Formatter<'_>)");
         if let Body::Union { branches, unknown } = &d.body {
-            let mut arms: Vec<TokenStream> = branches
-                .iter()
-                .map(|b| {
-                    let v = ident(&b.name);
-                    let open = format!("{}(", b.name);
-                    quote! {
-                        Self::#v(v) => {
-                            ::defmt::write!(f, #open);
-                            ::defmt::write!(f, "{}", v);
-                            ::defmt::write!(f, ")");
-                        }
-                    }
-                })
-                .collect();
-            if let Some(u) = unknown {
-                let uv = ident(u);
-                let text = format!("{u} {{{{ discriminator: {{}}, body: {{}} }}}}");
-                arms.push(quote! {
-                    Self::#uv { discriminator, body } => ::defmt::write!(f, #text, discriminator, body),
-                });
-            }
-            let body = if arms.is_empty() {
-                quote!(match *self {})
+            if branches.is_empty() && unknown.is_none() {
+                code.line("match *self {}");
             } else {
-                quote!(match self { #(#arms)* })
-            };
-            return quote! {
-                #[cfg(#pred)]
-                #allow_dep
-                impl ::defmt::Format for #name #lt {
-                    fn format(&self, f: ::defmt::Formatter<'_>) {
-                        #body
-                    }
+                code.open("match self");
+                for b in branches {
+                    code.open(format_args!("Self::{}(v) =>", ident_text(&b.name)));
+                    write_args(code, &[&lit(&format!("{}(", b.name))]);
+                    write_args(code, &["\"{}\"", "v"]);
+                    write_args(code, &["\")\""]);
+                    code.close();
                 }
-            };
+                if let Some(u) = unknown {
+                    let text = lit(&format!("{u} {{{{ discriminator: {{}}, body: {{}} }}}}"));
+                    // The pattern and the call never fit on one line: the call goes in a
+                    // block, as rustfmt puts a macro call that breaks.
+                    code.struct_lit(
+                        "",
+                        &format!("Self::{}", ident_text(u)),
+                        &["discriminator", "body"],
+                        " => {",
+                    );
+                    code.push_depth();
+                    code.call(
+                        "",
+                        "::defmt::write!",
+                        &["f", &text, "discriminator", "body"],
+                        "",
+                    );
+                    code.close();
+                }
+                code.close();
+            }
+            code.close();
+            code.close();
+            return;
         }
         let message = matches!(d.body, Body::Message { .. });
         let fields: &[Field] = d.fields();
@@ -74,58 +81,45 @@ impl Emitter<'_, '_> {
             } else {
                 format!("{} {{{{ {} }}}}", d.name, list.join(", "))
             };
-            let args = fields.iter().map(|f| {
-                let fname = ident(&f.name);
-                quote!(self.#fname)
-            });
-            return quote! {
-                #[cfg(#pred)]
-                #allow_dep
-                impl ::defmt::Format for #name #lt {
-                    fn format(&self, f: ::defmt::Formatter<'_>) {
-                        ::defmt::write!(f, #text #(, #args)*);
-                    }
-                }
-            };
-        }
-        let mut body = Vec::new();
-        let open = format!("{} {{{{ ", d.name);
-        body.push(quote!(::defmt::write!(f, #open);));
-        for (i, fd) in fields.iter().enumerate() {
-            let label = if i == 0 {
-                format!("{}: ", fd.name)
-            } else {
-                format!(", {}: ", fd.name)
-            };
-            body.push(quote!(::defmt::write!(f, #label);));
-            let fname = ident(&fd.name);
-            let value = quote!(self.#fname);
-            let inner = if fd.lazy || !ty_holds_half(&fd.ty) {
-                quote!(::defmt::write!(f, "{}", #value);)
-            } else if message {
-                let v = var(0);
-                let fmt = self.defmt_value(&fd.ty, quote!(#v), 1);
-                quote! {
-                    match #value {
-                        ::core::option::Option::Some(#v) => { #fmt }
-                        ::core::option::Option::None => ::defmt::write!(f, "None"),
-                    }
-                }
-            } else {
-                self.defmt_value(&fd.ty, value, 1)
-            };
-            body.push(inner);
-        }
-        body.push(quote!(::defmt::write!(f, " }}");));
-        quote! {
-            #[cfg(#pred)]
-            #allow_dep
-            impl ::defmt::Format for #name #lt {
-                fn format(&self, f: ::defmt::Formatter<'_>) {
-                    #(#body)*
+            let text = lit(&text);
+            let values: Vec<String> = fields
+                .iter()
+                .map(|f| format!("self.{}", ident_text(&f.name)))
+                .collect();
+            let mut args = vec!["f", text.as_str()];
+            args.extend(values.iter().map(String::as_str));
+            write_args(code, &args);
+        } else {
+            write_args(code, &[&lit(&format!("{} {{{{ ", d.name))]);
+            for (i, fd) in fields.iter().enumerate() {
+                let label = if i == 0 {
+                    format!("{}: ", fd.name)
+                } else {
+                    format!(", {}: ", fd.name)
+                };
+                write_args(code, &[&lit(&label)]);
+                let value = format!("self.{}", ident_text(&fd.name));
+                if fd.lazy || !ty_holds_half(&fd.ty) {
+                    write_args(code, &["\"{}\"", &value]);
+                } else if message {
+                    code.open(format_args!("match {value}"));
+                    code.open("::core::option::Option::Some(v0) =>");
+                    self.defmt_value(code, &fd.ty, "v0", 1);
+                    code.close();
+                    code.arm_call(
+                        "::core::option::Option::None",
+                        "::defmt::write!",
+                        &["f", "\"None\""],
+                    );
+                    code.close();
+                } else {
+                    self.defmt_value(code, &fd.ty, &value, 1);
                 }
             }
+            write_args(code, &["\" }}\""]);
         }
+        code.close();
+        code.close();
     }
 
     /// The written-out `defmt::Format` impl of an enum or flags type that touches deprecated
@@ -181,54 +175,62 @@ impl Emitter<'_, '_> {
     }
 
     /// Statements formatting the value `x` (of a type holding half floats) into `f`.
-    fn defmt_value(&self, ty: &Ty, x: TokenStream, depth: usize) -> TokenStream {
+    fn defmt_value(&self, code: &mut Code, ty: &Ty, x: &str, depth: usize) {
         match ty {
-            Ty::F16 | Ty::BF16 => quote!(::defmt::write!(f, "{}", #x.to_f32());),
+            Ty::F16 | Ty::BF16 => write_args(code, &["\"{}\"", &format!("{x}.to_f32()")]),
             Ty::Array(el) | Ty::Fixed(el, _) if ty_holds_half(el) => {
-                let i = var(depth);
-                let item = var(depth + 1);
-                let inner = self.defmt_value(el, quote!(#item), depth + 2);
+                let (i, item) = (var_text(depth), var_text(depth + 1));
                 // Rust arrays iterate by reference; views by value.
                 let iter = match ty {
                     Ty::Fixed(el, n)
                         if crate::analysis::fixed_repr(self.model, el, *n)
                             == crate::analysis::FixedRepr::Inline =>
                     {
-                        quote!(#x.iter().copied())
+                        format!("{x}.iter().copied()")
                     }
-                    _ => quote!(#x.iter()),
+                    _ => format!("{x}.iter()"),
                 };
-                quote! {
-                    ::defmt::write!(f, "[");
-                    for (#i, #item) in #iter.enumerate() {
-                        if #i > 0 {
-                            ::defmt::write!(f, ", ");
-                        }
-                        #inner
-                    }
-                    ::defmt::write!(f, "]");
-                }
+                write_args(code, &["\"[\""]);
+                code.open(format_args!("for ({i}, {item}) in {iter}.enumerate()"));
+                code.open(format_args!("if {i} > 0"));
+                write_args(code, &["\", \""]);
+                code.close();
+                self.defmt_value(code, el, &item, depth + 2);
+                code.close();
+                write_args(code, &["\"]\""]);
             }
             Ty::Map(k, v) if ty_holds_half(k) || ty_holds_half(v) => {
-                let i = var(depth);
-                let kv = var(depth + 1);
-                let vv = var(depth + 2);
-                let kf = self.defmt_value(k, quote!(#kv), depth + 3);
-                let vf = self.defmt_value(v, quote!(#vv), depth + 3);
-                quote! {
-                    ::defmt::write!(f, "{{");
-                    for (#i, (#kv, #vv)) in #x.iter().enumerate() {
-                        if #i > 0 {
-                            ::defmt::write!(f, ", ");
-                        }
-                        #kf
-                        ::defmt::write!(f, ": ");
-                        #vf
-                    }
-                    ::defmt::write!(f, "}}");
-                }
+                let (i, kv, vv) = (var_text(depth), var_text(depth + 1), var_text(depth + 2));
+                write_args(code, &["\"{{\""]);
+                code.open(format_args!(
+                    "for ({i}, ({kv}, {vv})) in {x}.iter().enumerate()"
+                ));
+                code.open(format_args!("if {i} > 0"));
+                write_args(code, &["\", \""]);
+                code.close();
+                self.defmt_value(code, k, &kv, depth + 3);
+                write_args(code, &["\": \""]);
+                self.defmt_value(code, v, &vv, depth + 3);
+                code.close();
+                write_args(code, &["\"}}\""]);
             }
-            _ => quote!(::defmt::write!(f, "{}", #x);),
+            _ => write_args(code, &["\"{}\"", x]),
         }
     }
+}
+
+/// `::defmt::write!(f, args);` (the `f` added unless given first).
+fn write_args(code: &mut Code, args: &[&str]) {
+    if args.first() == Some(&"f") {
+        code.call("", "::defmt::write!", args, ";");
+    } else {
+        let mut all = vec!["f"];
+        all.extend_from_slice(args);
+        code.call("", "::defmt::write!", &all, ";");
+    }
+}
+
+/// A string literal for `s`, escaped as Rust writes it.
+fn lit(s: &str) -> String {
+    Literal::string(s).to_string()
 }

@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
 use crate::analysis::{FixedRepr, fixed_repr};
-use crate::layout::{Code, Meta, tokens_text};
+use crate::layout::{Code, Meta, TyText, tokens_text};
 use crate::model::{Body, Def, DefId, Deprecation, Field, Model, OWNED_MODULE, Ty};
-use crate::names::ident;
+use crate::names::{ident, ident_text};
 use crate::rules::{AttributeRules, ExternTarget, ItemForm, def_path};
 use crate::{GenerateError, Options, OwnedMap};
 
@@ -205,7 +205,7 @@ impl<'m, 'd> Emitter<'m, 'd> {
         match source {
             Source::View(id) => match &self.def(id).body {
                 Body::Struct { .. } | Body::Message { .. } | Body::Union { .. } => {
-                    tokens(self.record_view(id))
+                    text(&|c| self.record_view(c, id))
                 }
                 Body::Enum { .. } => text(&|c| self.enumeration(c, id)),
                 Body::Flags { .. } => text(&|c| self.flags(c, id)),
@@ -218,7 +218,9 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 let mut path = vec![OWNED_MODULE.to_string()];
                 path.extend(def.module.iter().cloned());
                 if def.is_record() {
-                    tokens(self.record_owned(id, &path))
+                    let mut code = Code::new(depth);
+                    self.record_owned(&mut code, id, &path)?;
+                    Ok(Item::Text(code.into_text()))
                 } else {
                     text(&|c| self.same_owned(c, id, &path))
                 }
@@ -446,22 +448,6 @@ impl<'m, 'd> Emitter<'m, 'd> {
         }
     }
 
-    /// A struct or message field's view type (with `Lazy`, and `Option` for messages).
-    pub(crate) fn view_field_ty(&self, from: &[String], f: &Field, message: bool) -> TokenStream {
-        let rt = &self.rt;
-        let inner = self.view_ty(from, &f.ty);
-        let inner = if f.lazy {
-            quote!(#rt::Lazy<'a, #inner>)
-        } else {
-            inner
-        };
-        if message {
-            quote!(::core::option::Option<#inner>)
-        } else {
-            inner
-        }
-    }
-
     pub(crate) fn owned_ty(&self, from: &[String], ty: &Ty) -> TokenStream {
         let rt = &self.rt;
         match ty {
@@ -488,16 +474,153 @@ impl<'m, 'd> Emitter<'m, 'd> {
         }
     }
 
-    pub(crate) fn owned_field_ty(&self, from: &[String], f: &Field, message: bool) -> TokenStream {
-        let rt = &self.rt;
-        let inner = self.owned_ty(from, &f.ty);
+    // ----- paths and types, as text -------------------------------------------------------
+
+    /// [`Self::rel_path`] as text.
+    pub(crate) fn rel_path_text(&self, from: &[String], to: &[String], name: &str) -> String {
+        let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+        let mut out = String::new();
+        for _ in common..from.len() {
+            out.push_str("super::");
+        }
+        for seg in &to[common..] {
+            out.push_str(&ident_text(seg));
+            out.push_str("::");
+        }
+        out.push_str(&ident_text(name));
+        out
+    }
+
+    /// [`Self::view_path`] as text.
+    pub(crate) fn view_path_text(&self, from: &[String], id: DefId) -> String {
+        if let Some(e) = self.externs.get(&id) {
+            return tokens_text(&e.view);
+        }
+        let d = self.def(id);
+        self.rel_path_text(from, &d.module, &d.name)
+    }
+
+    /// [`Self::owned_path`] as text.
+    pub(crate) fn owned_path_text(&self, from: &[String], id: DefId) -> String {
+        if let Some(e) = self.externs.get(&id) {
+            return tokens_text(e.owned.as_ref().unwrap_or(&e.view));
+        }
+        let d = self.def(id);
+        if d.is_record() && d.lifetime {
+            self.rel_path_text(from, &self.owned_module(id), &d.name)
+        } else {
+            self.rel_path_text(from, &d.module, &d.name)
+        }
+    }
+
+    /// [`Self::view_type_of`] as text.
+    pub(crate) fn view_type_text(&self, from: &[String], id: DefId) -> TyText {
+        let p = self.view_path_text(from, id);
+        if self.def(id).lifetime {
+            TyText::generic(p, vec![TyText::leaf("'a")])
+        } else {
+            TyText::leaf(p)
+        }
+    }
+
+    /// `{rt}::{name}`.
+    fn rt_item(&self, name: &str) -> String {
+        format!("{}::{name}", self.rt_text)
+    }
+
+    /// [`Self::view_ty`] as text.
+    pub(crate) fn view_ty_text(&self, from: &[String], ty: &Ty) -> TyText {
+        fn leaf(s: impl Into<String>) -> TyText {
+            TyText::leaf(s)
+        }
+        let a = || leaf("'a");
+        match ty {
+            Ty::F16 => leaf(self.rt_item("f16")),
+            Ty::BF16 => leaf(self.rt_item("bf16")),
+            Ty::Str => leaf("&'a str"),
+            Ty::Uuid => leaf(self.rt_item("Uuid")),
+            Ty::Timestamp => leaf(self.rt_item("Timestamp")),
+            Ty::Duration => leaf(self.rt_item("Duration")),
+            Ty::Array(el) if **el == Ty::U8 => leaf("&'a [u8]"),
+            Ty::Array(el) => TyText::generic(
+                self.rt_item("Array"),
+                vec![a(), self.view_ty_text(from, el)],
+            ),
+            Ty::Fixed(el, n) => match fixed_repr(self.model, el, *n) {
+                FixedRepr::Bytes => leaf(format!("&'a [u8; {n}]")),
+                FixedRepr::Inline => leaf(format!("[{}; {n}]", self.view_ty_text(from, el))),
+                FixedRepr::View => TyText::generic(
+                    self.rt_item("FixedArray"),
+                    vec![a(), self.view_ty_text(from, el), leaf(n.to_string())],
+                ),
+            },
+            Ty::Map(k, v) => TyText::generic(
+                self.rt_item("Map"),
+                vec![a(), self.view_ty_text(from, k), self.view_ty_text(from, v)],
+            ),
+            Ty::Def(d) => self.view_type_text(from, *d),
+            Ty::Bool => leaf("bool"),
+            Ty::U8 => leaf("u8"),
+            Ty::I8 => leaf("i8"),
+            Ty::I16 => leaf("i16"),
+            Ty::U16 => leaf("u16"),
+            Ty::I32 => leaf("i32"),
+            Ty::U32 => leaf("u32"),
+            Ty::I64 => leaf("i64"),
+            Ty::U64 => leaf("u64"),
+            Ty::I128 => leaf("i128"),
+            Ty::U128 => leaf("u128"),
+            Ty::F32 => leaf("f32"),
+            Ty::F64 => leaf("f64"),
+        }
+    }
+
+    /// [`Self::view_field_ty`] as text.
+    pub(crate) fn view_field_ty_text(&self, from: &[String], f: &Field, message: bool) -> TyText {
+        let inner = self.view_ty_text(from, &f.ty);
         let inner = if f.lazy {
-            quote!(#rt::alloc_types::Box<#inner>)
+            TyText::generic(self.rt_item("Lazy"), vec![TyText::leaf("'a"), inner])
         } else {
             inner
         };
         if message {
-            quote!(::core::option::Option<#inner>)
+            TyText::generic("::core::option::Option", vec![inner])
+        } else {
+            inner
+        }
+    }
+
+    /// [`Self::owned_ty`] as text.
+    pub(crate) fn owned_ty_text(&self, from: &[String], ty: &Ty) -> TyText {
+        let alloc = |name: &str| format!("{}::alloc_types::{name}", self.rt_text);
+        match ty {
+            Ty::Str => TyText::leaf(alloc("String")),
+            Ty::Array(el) => TyText::generic(alloc("Vec"), vec![self.owned_ty_text(from, el)]),
+            Ty::Fixed(el, n) => TyText::leaf(format!("[{}; {n}]", self.owned_ty_text(from, el))),
+            Ty::Map(k, v) => {
+                let (k, v) = (self.owned_ty_text(from, k), self.owned_ty_text(from, v));
+                match self.opts.owned_map {
+                    OwnedMap::BTreeMap => TyText::generic(alloc("BTreeMap"), vec![k, v]),
+                    OwnedMap::Vec => {
+                        TyText::generic(alloc("Vec"), vec![TyText::leaf(format!("({k}, {v})"))])
+                    }
+                }
+            }
+            Ty::Def(d) => TyText::leaf(self.owned_path_text(from, *d)),
+            scalar => self.view_ty_text(from, scalar),
+        }
+    }
+
+    /// [`Self::owned_field_ty`] as text.
+    pub(crate) fn owned_field_ty_text(&self, from: &[String], f: &Field, message: bool) -> TyText {
+        let inner = self.owned_ty_text(from, &f.ty);
+        let inner = if f.lazy {
+            TyText::generic(format!("{}::alloc_types::Box", self.rt_text), vec![inner])
+        } else {
+            inner
+        };
+        if message {
+            TyText::generic("::core::option::Option", vec![inner])
         } else {
             inner
         }
@@ -543,11 +666,6 @@ impl<'m, 'd> Emitter<'m, 'd> {
         out
     }
 
-    /// The docs of a definition: its schema doc, then where it comes from.
-    pub(crate) fn def_docs(&self, id: DefId) -> TokenStream {
-        Self::doc_lines(&self.def_doc_lines(id))
-    }
-
     pub(crate) fn def_doc_lines(&self, id: DefId) -> Vec<String> {
         let d = self.def(id);
         let mut lines = Self::schema_doc(d.doc.as_deref());
@@ -576,8 +694,8 @@ impl<'m, 'd> Emitter<'m, 'd> {
         format!("From `{file}`{line}: `{} {}`.", d.kind_word(), d.fqn)
     }
 
-    /// Docs of a field: its schema doc, then its declaration.
-    pub(crate) fn field_docs(f: &Field, message: bool) -> TokenStream {
+    /// The docs of a field: its schema doc, then its declaration.
+    pub(crate) fn field_doc_lines(f: &Field, message: bool) -> Vec<String> {
         let mut lines = Self::schema_doc(f.doc.as_deref());
         if !lines.is_empty() {
             lines.push(String::new());
@@ -591,7 +709,7 @@ impl<'m, 'd> Emitter<'m, 'd> {
         } else {
             lines.push(format!("`{}: {}`", f.src_name, f.ty_text));
         }
-        Self::doc_lines(&lines)
+        lines
     }
 
     pub(crate) fn deprecated_attr(dep: Option<&Deprecation>) -> TokenStream {
@@ -665,19 +783,6 @@ impl<'m, 'd> Emitter<'m, 'd> {
         self.field_rules.for_path(&path, form)
     }
 
-    /// `#[derive(::serde::Serialize, ::serde::Deserialize)]` (under the serde cfg) for a type
-    /// in `form`, when serde support is on and the type owns its data.
-    pub(crate) fn serde_derive(&self, form: ItemForm) -> TokenStream {
-        if !self.opts.serde || !form.owns_data() {
-            return TokenStream::new();
-        }
-        let derive = quote!(derive(::serde::Serialize, ::serde::Deserialize));
-        match &self.serde_cfg {
-            Some(p) => quote!(#[cfg_attr(#p, #derive)]),
-            None => quote!(#[#derive]),
-        }
-    }
-
     /// `#[serde(..)]` (under the serde cfg) for a field of a serde-derived type: fixed arrays
     /// longer than serde supports go through the runtime's helpers.
     pub(crate) fn serde_field_attrs(
@@ -709,6 +814,20 @@ impl<'m, 'd> Emitter<'m, 'd> {
         match &self.serde_cfg {
             Some(p) => quote!(#[cfg_attr(#p, #inner)]),
             None => quote!(#[#inner]),
+        }
+    }
+
+    /// [`Self::serde_field_attrs`] as a line.
+    pub(crate) fn serde_field_attr_line(
+        &self,
+        code: &mut Code,
+        f: &Field,
+        message: bool,
+        form: ItemForm,
+    ) {
+        let attrs = self.serde_field_attrs(f, message, form);
+        if !attrs.is_empty() {
+            Self::attr_lines(code, &attrs);
         }
     }
 
@@ -812,7 +931,8 @@ impl<'m, 'd> Emitter<'m, 'd> {
         Self::attr_lines(code, &self.user_member_attrs(id, member, form));
     }
 
-    /// The serde derive of a type in `form` (see [`Self::serde_derive`]).
+    /// `#[derive(::serde::Serialize, ::serde::Deserialize)]` (under the serde cfg) for a
+    /// type in `form`, when serde support is on and the type owns its data.
     pub(crate) fn serde_derive_line(&self, code: &mut Code, form: ItemForm) {
         if !self.opts.serde || !form.owns_data() {
             return;
@@ -835,25 +955,6 @@ impl<'m, 'd> Emitter<'m, 'd> {
             code.attr("cfg", &Meta::parse_list(p));
         }
     }
-
-    pub(crate) fn derives(&self, traits: crate::model::Traits, copy: bool) -> TokenStream {
-        let mut list = vec![quote!(Clone)];
-        if copy {
-            list.push(quote!(Copy));
-        }
-        list.push(quote!(Debug));
-        list.push(quote!(PartialEq));
-        if traits.eq {
-            list.push(quote!(Eq));
-        }
-        if traits.hash {
-            list.push(quote!(Hash));
-        }
-        if traits.default {
-            list.push(quote!(Default));
-        }
-        quote!(#[derive(#(#list),*)])
-    }
 }
 
 fn lower_first(s: &str) -> String {
@@ -861,24 +962,6 @@ fn lower_first(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_lowercase().chain(c).collect(),
         None => String::new(),
-    }
-}
-
-/// `'a` as tokens, when a type has a lifetime.
-pub(crate) fn lt(has: bool) -> TokenStream {
-    if has {
-        quote!(<'a>)
-    } else {
-        TokenStream::new()
-    }
-}
-
-/// `<'_>` as tokens, when a type has a lifetime.
-pub(crate) fn lt_anon(has: bool) -> TokenStream {
-    if has {
-        quote!(<'_>)
-    } else {
-        TokenStream::new()
     }
 }
 
@@ -893,7 +976,7 @@ pub(crate) fn int_lit(v: i128) -> TokenStream {
     }
 }
 
-/// A local variable name for nesting depth `depth` (`v0`, `v1`, ...).
-pub(crate) fn var(depth: usize) -> proc_macro2::Ident {
-    format_ident!("v{}", depth)
+/// [`var`] as text.
+pub(crate) fn var_text(depth: usize) -> String {
+    format!("v{depth}")
 }

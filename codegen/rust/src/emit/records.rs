@@ -2,15 +2,12 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Literal, TokenStream};
-use quote::quote;
-
-use super::{Emitter, lt, lt_anon};
+use super::Emitter;
 use crate::GenerateError;
 use crate::analysis::{fixed_bytes, fixed_size, owned_ty_traits};
-use crate::layout::{Code, tokens_text};
+use crate::layout::{self, Code, TyText};
 use crate::model::{Body, DefId, Field, Ty};
-use crate::names::ident;
+use crate::names::ident_text;
 use crate::rules::ItemForm;
 
 /// Which form of a record is being emitted.
@@ -20,42 +17,58 @@ pub(crate) enum Mode {
     Owned,
 }
 
+/// `::core::result::Result::Ok`, which every decoder returns through.
+const OK: &str = "::core::result::Result::Ok";
+
+/// `::core::option::Option::Some`.
+const SOME: &str = "::core::option::Option::Some";
+
 impl Emitter<'_, '_> {
     /// The view form of a struct, message or union, with its wire impls.
-    pub(crate) fn record_view(&self, id: DefId) -> Result<TokenStream, GenerateError> {
+    pub(crate) fn record_view(&self, code: &mut Code, id: DefId) {
         let from = self.def(id).module.clone();
-        let docs = self.def_docs(id);
-        self.record(id, Mode::View, &from, docs)
+        let docs = self.def_doc_lines(id);
+        self.record(code, id, Mode::View, &from, &docs);
     }
 
     /// The owned form of an enum or flags type (in the `owned` tree at `from`): an alias, so
     /// that every type of the schema is reachable from the owned tree.
     pub(crate) fn same_owned(&self, code: &mut Code, id: DefId, from: &[String]) {
         let d = self.def(id);
-        let name = ident(&d.name).to_string();
+        code.line(format_args!("/// `{}` is its own owned form.", d.fqn));
+        self.alias_and_conversions(code, id, from, None);
+    }
+
+    /// `pub type Name = view;` in the owned tree (after its docs), inherent methods written
+    /// by `methods` (if any), and the `ToOwnedValue`/`AsView` impls of a type that is its own
+    /// owned form.
+    fn alias_and_conversions(
+        &self,
+        code: &mut Code,
+        id: DefId,
+        from: &[String],
+        methods: Option<&dyn Fn(&mut Code)>,
+    ) {
+        let name = ident_text(&self.def(id).name);
         let allow_dep = self.touches_deprecated(id);
         let allow = |code: &mut Code| {
             if allow_dep {
                 code.line("#[allow(deprecated)]");
             }
         };
-        code.line(format_args!("/// `{}` is its own owned form.", d.fqn));
         allow(code);
-        code.assign(
-            &format!("pub type {name}"),
-            &tokens_text(&self.view_path(from, id)),
-        );
+        code.assign(&format!("pub type {name}"), &self.view_path_text(from, id));
+        if let Some(methods) = methods {
+            allow(code);
+            code.open(format_args!("impl {name}"));
+            methods(code);
+            code.close();
+        }
         let rt = &self.rt_text;
-        for (i, (tr, assoc, f)) in [
+        for (tr, assoc, f) in [
             ("ToOwnedValue", "Owned", "to_owned_value"),
             ("AsView", "View<'a>", "as_view"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if i > 0 {
-                code.blank();
-            }
+        ] {
             allow(code);
             code.impl_open(&format!("impl {rt}::{tr}"), &name);
             code.line(format_args!("type {assoc} = {name};"));
@@ -66,67 +79,43 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// `pub type Name = view;` in the owned tree with `doc`, inherent `methods` (if any) and
-    /// the `ToOwnedValue`/`AsView` impls of a type that is its own owned form.
-    fn alias_owned(
-        &self,
-        id: DefId,
-        from: &[String],
-        doc: String,
-        methods: TokenStream,
-    ) -> TokenStream {
-        let name = ident(&self.def(id).name);
-        let view = self.view_path(from, id);
-        let doc = Self::doc_lines(&[doc]);
-        let allow_dep = self.allow_deprecated(id);
-        let methods = (!methods.is_empty()).then(|| {
-            quote! {
-                #allow_dep
-                impl #name {
-                    #methods
-                }
-            }
-        });
-        let same = self.same_conversions(id);
-        quote! {
-            #doc
-            #allow_dep
-            pub type #name = #view;
-
-            #methods
-
-            #same
-        }
+    /// `encode_to_vec` of an owned type.
+    fn encode_to_vec(&self, code: &mut Code) {
+        let rt = &self.rt_text;
+        code.line("/// Encodes into a new vector of exactly the encoded size.");
+        code.signature(
+            "pub fn encode_to_vec",
+            &["&self"],
+            &format!(" -> ::core::result::Result<{rt}::alloc_types::Vec<u8>, {rt}::Error>"),
+            " {",
+        );
+        let size = format!("{rt}::Encode::encoded_size(self)");
+        code.assign_call(
+            "let mut out",
+            &format!("{rt}::alloc_types::Vec::with_capacity"),
+            &[&size],
+        );
+        code.line(format_args!("{rt}::Encode::encode(self, &mut out)?;"));
+        code.line(format_args!("{OK}(out)"));
+        code.close();
     }
 
     /// The owned form (in the `owned` tree at `from`): an alias when the view has no
     /// borrowed data, otherwise a type of its own with conversions.
     pub(crate) fn record_owned(
         &self,
+        code: &mut Code,
         id: DefId,
         from: &[String],
-    ) -> Result<TokenStream, GenerateError> {
+    ) -> Result<(), GenerateError> {
         let d = self.def(id);
-        let name = ident(&d.name);
-        let rt = &self.rt;
-        let encode_to_vec = quote! {
-            /// Encodes into a new vector of exactly the encoded size.
-            pub fn encode_to_vec(
-                &self,
-            ) -> ::core::result::Result<#rt::alloc_types::Vec<u8>, #rt::Error> {
-                let mut out =
-                    #rt::alloc_types::Vec::with_capacity(#rt::Encode::encoded_size(self));
-                #rt::Encode::encode(self, &mut out)?;
-                ::core::result::Result::Ok(out)
-            }
-        };
-        let allow_dep = self.allow_deprecated(id);
         if !d.lifetime {
-            let doc = format!(
+            code.docs(&[format!(
                 "`{}` holds no borrowed data, so its owned form is the view type itself.",
                 d.fqn
-            );
-            return Ok(self.alias_owned(id, from, doc, encode_to_vec));
+            )]);
+            self.alias_and_conversions(code, id, from, Some(&|c| self.encode_to_vec(c)));
+            return Ok(());
         }
         self.check_owned_fixed_arrays(id)?;
         let mut lines = self.def_doc_lines(id);
@@ -134,17 +123,13 @@ impl Emitter<'_, '_> {
         lines.push(
             "Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.".to_string(),
         );
-        let docs = Self::doc_lines(&lines);
-        let mut out = self.record(id, Mode::Owned, from, docs)?;
-        let conversions = self.conversions(id, from);
-        out.extend(quote! {
-            #allow_dep
-            impl #name {
-                #encode_to_vec
-            }
-            #conversions
-        });
-        Ok(out)
+        self.record(code, id, Mode::Owned, from, &lines);
+        self.allow_deprecated_line(code, id);
+        code.open(format_args!("impl {}", ident_text(&d.name)));
+        self.encode_to_vec(code);
+        code.close();
+        self.conversions(code, id, from);
+        Ok(())
     }
 
     fn check_owned_fixed_arrays(&self, id: DefId) -> Result<(), GenerateError> {
@@ -174,26 +159,20 @@ impl Emitter<'_, '_> {
         Ok(())
     }
 
-    fn record(
-        &self,
-        id: DefId,
-        mode: Mode,
-        from: &[String],
-        docs: TokenStream,
-    ) -> Result<TokenStream, GenerateError> {
+    fn record(&self, code: &mut Code, id: DefId, mode: Mode, from: &[String], docs: &[String]) {
         let d = self.def(id);
-        Ok(match &d.body {
-            Body::Struct { fields, .. } => self.structure(id, mode, from, docs, fields),
-            Body::Message { fields } => self.message(id, mode, from, docs, fields),
-            Body::Union { .. } => self.union(id, mode, from, docs),
-            _ => TokenStream::new(),
-        })
+        match &d.body {
+            Body::Struct { fields, .. } => self.structure(code, id, mode, from, docs, fields),
+            Body::Message { fields } => self.message(code, id, mode, from, docs, fields),
+            Body::Union { .. } => self.union(code, id, mode, from, docs),
+            _ => {}
+        }
     }
 
-    fn field_ty(&self, mode: Mode, from: &[String], f: &Field, message: bool) -> TokenStream {
+    fn field_ty(&self, mode: Mode, from: &[String], f: &Field, message: bool) -> TyText {
         match mode {
-            Mode::View => self.view_field_ty(from, f, message),
-            Mode::Owned => self.owned_field_ty(from, f, message),
+            Mode::View => self.view_field_ty_text(from, f, message),
+            Mode::Owned => self.owned_field_ty_text(from, f, message),
         }
     }
 
@@ -202,9 +181,9 @@ impl Emitter<'_, '_> {
         self.record_form(id, mode == Mode::Owned)
     }
 
-    /// Attributes shared by the type item: docs, derives (serde's too), the user's type
+    /// Attributes of the type item: docs, derives (serde's too), the user's type
     /// attributes, deprecation.
-    fn type_attrs(&self, id: DefId, mode: Mode, docs: TokenStream) -> TokenStream {
+    fn type_attrs(&self, code: &mut Code, id: DefId, mode: Mode, docs: &[String]) {
         let d = self.def(id);
         let (mut traits, copy) = match mode {
             Mode::View => (d.view_traits, true),
@@ -213,20 +192,24 @@ impl Emitter<'_, '_> {
         if self.written_default(id, mode) {
             traits.default = false;
         }
-        let derives = self.derives(traits, copy);
+        code.docs(docs);
+        code.derive(&derive_list(traits, copy));
         let form = self.form(id, mode);
-        let serde = self.serde_derive(form);
-        let user = self.user_type_attrs(id, form);
+        self.serde_derive_line(code, form);
+        self.user_type_attr_lines(code, id, form);
         // Records implement defmt::Format by hand (see emit/defmt.rs).
-        let deprecated = Self::deprecated_attr(d.deprecated.as_ref());
-        let allow_dep = self.allow_deprecated(id);
-        quote! {
-            #docs
-            #derives
-            #serde
-            #user
-            #deprecated
-            #allow_dep
+        Self::deprecated_line(code, d.deprecated.as_ref());
+        self.allow_deprecated_line(code, id);
+    }
+
+    /// `Name<'a>` (or `Name`) and `Name<'_>` (or `Name`) of the record in `mode`.
+    fn names(&self, id: DefId, mode: Mode) -> (String, String, String) {
+        let d = self.def(id);
+        let name = ident_text(&d.name);
+        if mode == Mode::View && d.lifetime {
+            (format!("{name}<'a>"), format!("{name}<'_>"), name)
+        } else {
+            (name.clone(), name.clone(), name)
         }
     }
 
@@ -241,537 +224,593 @@ impl Emitter<'_, '_> {
     }
 
     /// `impl Default` for a struct view [`written_default`](Self::written_default) applies to.
-    fn default_impl(&self, id: DefId, mode: Mode, fields: &[Field]) -> TokenStream {
+    fn default_impl(&self, code: &mut Code, id: DefId, mode: Mode, fields: &[Field]) {
         if !self.written_default(id, mode) {
-            return TokenStream::new();
+            return;
         }
-        let name = ident(&self.def(id).name);
-        let allow_dep = self.allow_deprecated(id);
-        let values = fields.iter().map(|f| {
-            let fname = ident(&f.name);
-            match fixed_bytes(&f.ty) {
-                Some(n) if !f.lazy => {
-                    let n = Literal::usize_unsuffixed(n);
-                    quote!(#fname: &[0; #n],)
+        let (_, name_any, _) = self.names(id, mode);
+        self.allow_deprecated_line(code, id);
+        code.impl_open("impl ::core::default::Default", &name_any);
+        code.open("fn default() -> Self");
+        let values: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                let fname = ident_text(&f.name);
+                match fixed_bytes(&f.ty) {
+                    Some(n) if !f.lazy => format!("{fname}: &[0; {n}]"),
+                    _ => format!("{fname}: ::core::default::Default::default()"),
                 }
-                _ => quote!(#fname: ::core::default::Default::default(),),
-            }
-        });
-        quote! {
-            #allow_dep
-            impl ::core::default::Default for #name<'_> {
-                fn default() -> Self {
-                    Self { #(#values)* }
-                }
-            }
-        }
+            })
+            .collect();
+        code.struct_lit("", "Self", &refs(&values), "");
+        code.close();
+        code.close();
     }
 
-    /// Attributes of a struct or message field: the serde helpers it needs and the user's
-    /// field attributes.
-    fn field_attrs(&self, id: DefId, mode: Mode, f: &Field, message: bool) -> TokenStream {
+    /// Docs and attributes of a struct or message field, then `pub name: Type,`.
+    fn field_def(&self, code: &mut Code, id: DefId, mode: Mode, from: &[String], f: &Field) {
+        let message = matches!(self.def(id).body, Body::Message { .. });
+        code.docs(&Self::field_doc_lines(f, message));
         let form = self.form(id, mode);
-        let serde = self.serde_field_attrs(f, message, form);
-        let user = self.user_member_attrs(id, &f.src_name, form);
-        quote!(#serde #user)
+        self.serde_field_attr_line(code, f, message, form);
+        self.user_member_attr_lines(code, id, &f.src_name, form);
+        if message {
+            Self::deprecated_line(code, f.deprecated.as_ref());
+        }
+        let ty = self.field_ty(mode, from, f, message);
+        code.typed(&format!("pub {}: ", ident_text(&f.name)), &ty, ",");
+    }
+
+    /// `pub struct Name<'a> { fields }`.
+    fn struct_item(
+        &self,
+        code: &mut Code,
+        id: DefId,
+        mode: Mode,
+        from: &[String],
+        fields: &[Field],
+    ) {
+        let (name_a, _, _) = self.names(id, mode);
+        if fields.is_empty() {
+            code.line(format_args!("pub struct {name_a} {{}}"));
+            return;
+        }
+        code.open(format_args!("pub struct {name_a}"));
+        for f in fields {
+            self.field_def(code, id, mode, from, f);
+        }
+        code.close();
+    }
+
+    /// `impl WireSize` with `MIN_SIZE` (and `FIXED_SIZE` when `fixed`).
+    fn wire_size_impl(&self, code: &mut Code, id: DefId, mode: Mode, min: usize) {
+        let d = self.def(id);
+        let (_, name_any, _) = self.names(id, mode);
+        self.allow_deprecated_line(code, id);
+        code.impl_open(&format!("impl {}::WireSize", self.rt_text), &name_any);
+        if let Some(n) = d.fixed_size {
+            code.assign(
+                "const FIXED_SIZE: ::core::option::Option<usize>",
+                &format!("{SOME}({n})"),
+            );
+            code.blank();
+        }
+        code.line(format_args!("const MIN_SIZE: usize = {min};"));
+        code.close();
+    }
+
+    /// `impl<'a> Decode<'a> for Name` opened, `#[inline]` when `inline`, and the `decode`
+    /// signature (the parameter named `param`) opened.
+    fn open_decode(&self, code: &mut Code, id: DefId, mode: Mode, inline: bool, param: &str) {
+        let (name_a, _, _) = self.names(id, mode);
+        let rt = &self.rt_text;
+        self.allow_deprecated_line(code, id);
+        code.impl_open(&format!("impl<'a> {rt}::Decode<'a>"), &name_a);
+        if inline {
+            code.line("#[inline]");
+        }
+        self.decode_signature_named(code, param);
+    }
+
+    /// `fn decode(param: &mut Reader<'a>) -> Result<Self, Error> {`.
+    fn decode_signature_named(&self, code: &mut Code, param: &str) {
+        let rt = &self.rt_text;
+        code.signature(
+            "fn decode",
+            &[&format!("{param}: &mut {rt}::Reader<'a>")],
+            &format!(" -> ::core::result::Result<Self, {rt}::Error>"),
+            " {",
+        );
+    }
+
+    /// `#[inline] fn skip(reader) -> Result<(), Error> {` opened.
+    fn open_skip(&self, code: &mut Code) {
+        let rt = &self.rt_text;
+        code.line("#[inline]");
+        code.signature(
+            "fn skip",
+            &[&format!("reader: &mut {rt}::Reader<'a>")],
+            &format!(" -> ::core::result::Result<(), {rt}::Error>"),
+            " {",
+        );
     }
 
     /// `Decode::skip` of a message or union view: hop over the length-prefixed body.
-    fn skip_prefixed(&self, mode: Mode) -> TokenStream {
-        let rt = &self.rt;
-        match mode {
-            Mode::View => quote! {
-                #[inline]
-                fn skip(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<(), #rt::Error> {
-                    reader.skip_prefixed()
-                }
-            },
-            Mode::Owned => TokenStream::new(),
+    fn skip_prefixed(&self, code: &mut Code, mode: Mode) {
+        if mode == Mode::View {
+            self.open_skip(code);
+            code.line("reader.skip_prefixed()");
+            code.close();
         }
+    }
+
+    /// `impl Encode for Name` opened, with `encoded_size` written by `size`.
+    fn open_encode(&self, code: &mut Code, id: DefId, mode: Mode, size: impl FnOnce(&mut Code)) {
+        let (_, name_any, _) = self.names(id, mode);
+        self.allow_deprecated_line(code, id);
+        code.impl_open(&format!("impl {}::Encode", self.rt_text), &name_any);
+        code.line("#[inline]");
+        code.open("fn encoded_size(&self) -> usize");
+        size(code);
+        code.close();
+    }
+
+    /// `#[inline] fn encode<S: Sink>(&self, sink) -> Result<(), S::Error> {` opened, the
+    /// sink parameter named `sink`.
+    fn open_encode_fn(&self, code: &mut Code, sink: &str) {
+        code.line("#[inline]");
+        code.signature(
+            &format!("fn encode<S: {}::Sink>", self.rt_text),
+            &["&self", &format!("{sink}: &mut S")],
+            " -> ::core::result::Result<(), S::Error>",
+            " {",
+        );
     }
 
     fn structure(
         &self,
+        code: &mut Code,
         id: DefId,
         mode: Mode,
         from: &[String],
-        docs: TokenStream,
+        docs: &[String],
         fields: &[Field],
-    ) -> TokenStream {
+    ) {
         let d = self.def(id);
-        let rt = &self.rt;
-        let name = ident(&d.name);
-        let has_lt = mode == Mode::View && d.lifetime;
-        let (lt_a, lt_any) = (lt(has_lt), lt_anon(has_lt));
-        let attrs = self.type_attrs(id, mode, docs);
-        let allow_dep = self.allow_deprecated(id);
-        let field_defs = fields.iter().map(|f| {
-            let fdocs = Self::field_docs(f, false);
-            let fattrs = self.field_attrs(id, mode, f, false);
-            let fname = ident(&f.name);
-            let ty = self.field_ty(mode, from, f, false);
-            quote! {
-                #fdocs
-                #fattrs
-                pub #fname: #ty,
-            }
-        });
-        let min = Literal::usize_unsuffixed(d.min_size);
-        let fixed = d.fixed_size.map(Literal::usize_unsuffixed);
-        let fixed_const = fixed.as_ref().map(|n| {
-            quote!(const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(#n);)
-        });
-        let fixed_impls = fixed.as_ref().map(|n| {
-            let unit = if d.fixed_size == Some(1) {
-                "byte"
-            } else {
-                "bytes"
-            };
-            let doc = Self::doc_lines(&[format!("The encoded size of every value: {n} {unit}.")]);
-            quote! {
-                #allow_dep
-                impl #rt::FixedSize for #name #lt_any {
-                    const SIZE: usize = #n;
-                }
-
-                #allow_dep
-                impl #name #lt_any {
-                    #doc
-                    pub const ENCODED_SIZE: usize = #n;
-                }
-            }
-        });
+        let rt = &self.rt_text;
+        let (_, name_any, _) = self.names(id, mode);
+        self.type_attrs(code, id, mode, docs);
+        self.struct_item(code, id, mode, from, fields);
+        self.default_impl(code, id, mode, fields);
+        self.wire_size_impl(code, id, mode, d.min_size);
+        if let Some(n) = d.fixed_size {
+            self.allow_deprecated_line(code, id);
+            code.impl_open(&format!("impl {rt}::FixedSize"), &name_any);
+            code.line(format_args!("const SIZE: usize = {n};"));
+            code.close();
+            let unit = if n == 1 { "byte" } else { "bytes" };
+            self.allow_deprecated_line(code, id);
+            code.open(format_args!("impl {name_any}"));
+            code.line(format_args!(
+                "/// The encoded size of every value: {n} {unit}."
+            ));
+            code.line(format_args!("pub const ENCODED_SIZE: usize = {n};"));
+            code.close();
+        }
+        let param = if fields.is_empty() {
+            "_reader"
+        } else {
+            "reader"
+        };
         // ALWAYS_VALID: only fixed-size structs can be; the expression defers to the field
         // types' own answers.
-        let always_valid = if d.fixed_size.is_some() {
+        let (name_a, _, _) = self.names(id, mode);
+        self.allow_deprecated_line(code, id);
+        code.impl_open(&format!("impl<'a> {rt}::Decode<'a>"), &name_a);
+        if d.fixed_size.is_some() {
             let mut seen = BTreeSet::new();
-            let terms: Vec<TokenStream> = fields
+            let terms: Vec<String> = fields
                 .iter()
-                .map(|f| self.field_ty(mode, from, f, false))
-                .filter(|t| seen.insert(t.to_string()))
-                .map(|t| quote!(<#t as #rt::Decode<'a>>::ALWAYS_VALID))
+                .map(|f| self.field_ty(mode, from, f, false).to_string())
+                .filter(|t| seen.insert(t.clone()))
+                .map(|t| format!("<{t} as {rt}::Decode<'a>>::ALWAYS_VALID"))
                 .collect();
+            let lhs = "const ALWAYS_VALID: bool";
+            let flat_len = layout::joined_len(&terms, 4);
             if terms.is_empty() {
-                quote!(
-                    const ALWAYS_VALID: bool = true;
-                )
+                code.line("const ALWAYS_VALID: bool = true;");
+            } else if code.fits(lhs.len() + 3 + flat_len + 1)
+                || (code.fits(4 + flat_len + 1) && !code.fits(lhs.len() + 3 + flat_len + 1))
+                || code.binary_fits(&format!("{lhs} = "), &terms, "&&", ";")
+            {
+                code.assign_binary(lhs, &terms, "&&");
             } else {
-                quote!(const ALWAYS_VALID: bool = #(#terms)&&*;)
+                // rustfmt keeps what it is given when a term does not fit.
+                code.pretty(&format!("{lhs} = {};", terms.join(" && ")), true);
             }
-        } else {
-            TokenStream::new()
-        };
-        let names: Vec<_> = fields.iter().map(|f| ident(&f.name)).collect();
-        let decode_body = if fields.is_empty() {
-            quote! {
-                #[inline]
-                fn decode(_reader: &mut #rt::Reader<'a>) -> ::core::result::Result<Self, #rt::Error> {
-                    ::core::result::Result::Ok(Self {})
-                }
-            }
-        } else {
-            quote! {
-                #[inline]
-                fn decode(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<Self, #rt::Error> {
-                    ::core::result::Result::Ok(Self {
-                        #(#names: reader.read()?,)*
-                    })
-                }
-            }
-        };
+        }
+        code.line("#[inline]");
+        self.decode_signature_named(code, param);
+        let values: Vec<String> = fields
+            .iter()
+            .map(|f| format!("{}: reader.read()?", ident_text(&f.name)))
+            .collect();
+        code.struct_lit(&format!("{OK}("), "Self", &refs(&values), ")");
+        code.close();
         // skip (views only, variable-size structs): hop over each field, fixed-size runs in
         // one step, so that walking validated bytes reads each byte about once.
-        let skip_body = if mode == Mode::View && d.fixed_size.is_none() {
-            let mut steps = Vec::new();
+        if mode == Mode::View && d.fixed_size.is_none() {
+            self.open_skip(code);
             let mut run = 0usize;
+            let trait_tail = format!(" as {rt}::Decode<'a>>::skip");
             for f in fields {
                 match (f.lazy, fixed_size(self.model, &f.ty)) {
                     (false, Some(n)) => run += n,
                     _ => {
                         if run > 0 {
-                            let n = Literal::usize_unsuffixed(run);
-                            steps.push(quote!(reader.take(#n)?;));
+                            code.line(format_args!("reader.take({run})?;"));
                             run = 0;
                         }
                         let ty = self.field_ty(mode, from, f, false);
-                        steps.push(quote!(<#ty as #rt::Decode<'a>>::skip(reader)?;));
+                        let callee = format!("<{ty}{trait_tail}");
+                        if code.fits(callee.len() + "(reader)?;".len()) {
+                            code.line(format_args!("{callee}(reader)?;"));
+                        } else if code.fits(callee.len() + "()?;".len()) {
+                            // (rustfmt keeps room for the `?;` on the callee's line: measured
+                            // against the golden files.)
+                            code.call("", &callee, &["reader"], "?;");
+                        } else {
+                            // rustfmt keeps some layouts of long qualified paths as it is
+                            // given them.
+                            code.pretty(&format!("{callee}(reader)?;"), false);
+                        }
                     }
                 }
             }
             if run > 0 {
-                let n = Literal::usize_unsuffixed(run);
-                steps.push(quote!(reader.take(#n)?;));
+                code.line(format_args!("reader.take({run})?;"));
             }
-            quote! {
-                #[inline]
-                fn skip(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<(), #rt::Error> {
-                    #(#steps)*
-                    ::core::result::Result::Ok(())
-                }
-            }
-        } else {
-            TokenStream::new()
-        };
+            code.line(format_args!("{OK}(())"));
+            code.close();
+        }
+        code.close();
         // encoded_size: the fixed part as one number, then the variable fields.
-        let size_expr = match d.fixed_size {
-            Some(n) => {
-                let n = Literal::usize_unsuffixed(n);
-                quote!(#n)
-            }
+        self.open_encode(code, id, mode, |code| match d.fixed_size {
+            Some(n) => code.line(n),
             None => {
                 let mut constant = 0usize;
                 let mut terms = Vec::new();
                 for f in fields {
                     match (f.lazy, fixed_size(self.model, &f.ty)) {
                         (false, Some(n)) => constant += n,
-                        _ => {
-                            let fname = ident(&f.name);
-                            terms.push(quote!(#rt::Encode::encoded_size(&self.#fname)));
-                        }
+                        _ => terms.push(format!(
+                            "{rt}::Encode::encoded_size(&self.{})",
+                            ident_text(&f.name)
+                        )),
                     }
                 }
                 if constant > 0 {
-                    let c = Literal::usize_unsuffixed(constant);
-                    terms.insert(0, quote!(#c));
+                    terms.insert(0, constant.to_string());
                 }
-                quote!(#(#terms)+*)
+                code.binary("", &terms, "+", "");
             }
-        };
-        let encode_body = match names.split_last() {
-            None => quote! {
-                #[inline]
-                fn encode<S: #rt::Sink>(&self, _sink: &mut S) -> ::core::result::Result<(), S::Error> {
-                    ::core::result::Result::Ok(())
+        });
+        let sink = if fields.is_empty() { "_sink" } else { "sink" };
+        self.open_encode_fn(code, sink);
+        match fields.split_last() {
+            None => code.line(format_args!("{OK}(())")),
+            Some((last, init)) => {
+                for f in init {
+                    code.line(format_args!(
+                        "{rt}::Encode::encode(&self.{}, sink)?;",
+                        ident_text(&f.name)
+                    ));
                 }
-            },
-            Some((last, init)) => quote! {
-                #[inline]
-                fn encode<S: #rt::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-                    #(#rt::Encode::encode(&self.#init, sink)?;)*
-                    #rt::Encode::encode(&self.#last, sink)
-                }
-            },
-        };
-        let defmt_impl = self.defmt_impl(id, mode, from);
-        let default_impl = self.default_impl(id, mode, fields);
-        quote! {
-            #attrs
-            pub struct #name #lt_a {
-                #(#field_defs)*
+                code.call(
+                    "",
+                    &format!("{rt}::Encode::encode"),
+                    &[&format!("&self.{}", ident_text(&last.name)), "sink"],
+                    "",
+                );
             }
-
-            #default_impl
-
-            #allow_dep
-            impl #rt::WireSize for #name #lt_any {
-                #fixed_const
-                const MIN_SIZE: usize = #min;
-            }
-
-            #fixed_impls
-
-            #allow_dep
-            impl<'a> #rt::Decode<'a> for #name #lt_a {
-                #always_valid
-                #decode_body
-                #skip_body
-            }
-
-            #allow_dep
-            impl #rt::Encode for #name #lt_any {
-                #[inline]
-                fn encoded_size(&self) -> usize {
-                    #size_expr
-                }
-                #encode_body
-            }
-
-            #defmt_impl
         }
+        code.close();
+        code.close();
+        self.defmt_impl(code, id, mode);
     }
 
     fn message(
         &self,
+        code: &mut Code,
         id: DefId,
         mode: Mode,
         from: &[String],
-        docs: TokenStream,
+        docs: &[String],
         fields: &[Field],
-    ) -> TokenStream {
-        let d = self.def(id);
-        let rt = &self.rt;
-        let name = ident(&d.name);
-        let has_lt = mode == Mode::View && d.lifetime;
-        let (lt_a, lt_any) = (lt(has_lt), lt_anon(has_lt));
-        let attrs = self.type_attrs(id, mode, docs);
-        let allow_dep = self.allow_deprecated(id);
-        let field_defs = fields.iter().map(|f| {
-            let fdocs = Self::field_docs(f, true);
-            let fattrs = self.field_attrs(id, mode, f, true);
-            let fname = ident(&f.name);
-            let ty = self.field_ty(mode, from, f, true);
-            let dep = Self::deprecated_attr(f.deprecated.as_ref());
-            quote! {
-                #fdocs
-                #fattrs
-                #dep
-                pub #fname: #ty,
-            }
-        });
-        let some = quote!(::core::option::Option::Some);
+    ) {
+        let rt = &self.rt_text;
+        self.type_attrs(code, id, mode, docs);
+        self.struct_item(code, id, mode, from, fields);
+        self.wire_size_impl(code, id, mode, 5);
         // A message holding itself through `Lazy` decodes recursively: inlining that call
         // into itself only grows every level's stack frame (measured on Cortex-M0).
-        let inline_decode = if fields.iter().any(|f| f.lazy) {
-            TokenStream::new()
-        } else {
-            quote!(#[inline])
+        let inline = !fields.iter().any(|f| f.lazy);
+        self.open_decode(code, id, mode, inline, "reader");
+        let default = "let mut out = <Self as ::core::default::Default>::default();";
+        let read_into = |code: &mut Code, f: &Field, suffix: &str| {
+            let lhs = format!("out.{}", ident_text(&f.name));
+            let rhs = format!("{SOME}(reader.read()?)");
+            if code.fits(lhs.len() + 3 + rhs.len() + suffix.len()) {
+                code.line(format_args!("{lhs} = {rhs}{suffix}"));
+            } else {
+                code.line(format_args!("{lhs} ="));
+                code.push_depth();
+                code.line(format_args!("{rhs}{suffix}"));
+                code.pop_depth();
+            }
         };
-        let decode_body = match fields {
-            [] => quote! {
-                reader.message(|_| ::core::result::Result::Ok(Self {}))
-            },
+        match fields {
+            [] => code.line(format_args!("reader.message(|_| {OK}(Self {{}}))")),
             [f] => {
-                let fname = ident(&f.name);
-                let tag = Literal::u8_unsuffixed(f.tag);
-                quote! {
-                    reader.message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        // Tag 0 ends the message; an unknown tag stops reading (the rest of
-                        // the body is skipped); a repeated tag overwrites.
-                        while reader.read_tag()? == #tag {
-                            out.#fname = #some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
-                }
+                code.open("reader.message(|reader|");
+                code.line(default);
+                // Tag 0 ends the message; an unknown tag stops reading (the rest of the
+                // body is skipped); a repeated tag overwrites.
+                code.open(format_args!("while reader.read_tag()? == {}", f.tag));
+                read_into(code, f, ";");
+                code.close();
+                code.line(format_args!("{OK}(out)"));
+                code.close_with(")");
             }
             _ => {
-                let arms = fields.iter().map(|f| {
-                    let fname = ident(&f.name);
-                    let tag = Literal::u8_unsuffixed(f.tag);
-                    quote!(#tag => out.#fname = #some(reader.read()?),)
-                });
-                quote! {
-                    reader.message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                #(#arms)*
-                                // 0 ends the message; an unknown tag stops reading (the rest
-                                // of the body is skipped).
-                                _ => break,
-                            }
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
-                }
-            }
-        };
-        let written: Vec<&Field> = fields.iter().filter(|f| f.deprecated.is_none()).collect();
-        let sizes = written.iter().map(|f| {
-            let fname = ident(&f.name);
-            quote!(#rt::field_size(&self.#fname))
-        });
-        let writes = written.iter().map(|f| {
-            let fname = ident(&f.name);
-            let tag = Literal::u8_unsuffixed(f.tag);
-            quote! {
-                if let #some(v) = &self.#fname {
-                    sink.write_field(#tag, v)?;
-                }
-            }
-        });
-        let skip_prefixed = self.skip_prefixed(mode);
-        let defmt_impl = self.defmt_impl(id, mode, from);
-        quote! {
-            #attrs
-            pub struct #name #lt_a {
-                #(#field_defs)*
-            }
-
-            #allow_dep
-            impl #rt::WireSize for #name #lt_any {
-                const MIN_SIZE: usize = 5;
-            }
-
-            #allow_dep
-            impl<'a> #rt::Decode<'a> for #name #lt_a {
-                #inline_decode
-                fn decode(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<Self, #rt::Error> {
-                    #decode_body
-                }
-                #skip_prefixed
-            }
-
-            #allow_dep
-            impl #rt::Encode for #name #lt_any {
-                #[inline]
-                fn encoded_size(&self) -> usize {
-                    5 #(+ #sizes)*
-                }
-                #[inline]
-                fn encode<S: #rt::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-                    sink.write_prefixed(
-                        || #rt::Encode::encoded_size(self) - 4,
-                        |sink| {
-                            #(#writes)*
-                            sink.write(&[0])
-                        },
-                    )
-                }
-            }
-
-            #defmt_impl
-        }
-    }
-
-    fn union(&self, id: DefId, mode: Mode, from: &[String], docs: TokenStream) -> TokenStream {
-        let d = self.def(id);
-        let rt = &self.rt;
-        let Body::Union { branches, unknown } = &d.body else {
-            return TokenStream::new();
-        };
-        let name = ident(&d.name);
-        let has_lt = mode == Mode::View && d.lifetime;
-        let (lt_a, lt_any) = (lt(has_lt), lt_anon(has_lt));
-        let attrs = self.type_attrs(id, mode, docs);
-        let allow_dep = self.allow_deprecated(id);
-        let ok = quote!(::core::result::Result::Ok);
-        let mut variants = Vec::new();
-        let mut decode_arms = Vec::new();
-        let mut size_arms = Vec::new();
-        let mut encode_arms = Vec::new();
-        for b in branches {
-            let target = self.def(b.target);
-            let ty = match mode {
-                Mode::View => self.view_type_of(from, b.target),
-                Mode::Owned => self.owned_path(from, b.target),
-            };
-            let mut lines = Self::schema_doc(b.doc.as_deref());
-            if !lines.is_empty() {
-                lines.push(String::new());
-            }
-            lines.push(if b.inline {
-                format!(
-                    "`{}({})`: an inline {}.",
-                    b.src_name,
-                    b.discriminator,
-                    target.kind_word()
-                )
-            } else {
-                format!("`{}({}): {}`", b.src_name, b.discriminator, target.fqn)
-            });
-            let vdocs = Self::doc_lines(&lines);
-            let vattrs = self.user_member_attrs(id, &b.src_name, self.form(id, mode));
-            let v = ident(&b.name);
-            let disc = Literal::u8_unsuffixed(b.discriminator);
-            variants.push(quote! {
-                #vdocs
-                #vattrs
-                #v(#ty),
-            });
-            decode_arms.push(quote!(#disc => #ok(Self::#v(reader.read()?)),));
-            size_arms.push(quote!(Self::#v(v) => #rt::Encode::encoded_size(v),));
-            encode_arms.push(quote!(Self::#v(v) => sink.write_field(#disc, v),));
-        }
-        let (body_ty, body_from) = match mode {
-            Mode::View => (quote!(&'a [u8]), quote!(reader.take_rest())),
-            Mode::Owned => (
-                quote!(#rt::alloc_types::Vec<u8>),
-                quote!(#rt::alloc_types::Vec::from(reader.take_rest())),
-            ),
-        };
-        let fallback = match unknown {
-            Some(u) => {
-                let u = ident(u);
-                variants.push(quote! {
-                    /// A branch this code does not know (the union is `@forward_compatible`):
-                    /// kept as read, and written back unchanged.
-                    #u {
-                        /// The discriminator read.
-                        discriminator: u8,
-                        /// The branch body, as read.
-                        body: #body_ty,
-                    },
-                });
-                size_arms.push(quote!(Self::#u { body, .. } => body.len(),));
-                encode_arms.push(quote! {
-                    Self::#u { discriminator, body } => {
-                        sink.write(&[*discriminator])?;
-                        sink.write(body)
+                code.open("reader.message(|reader|");
+                code.line(default);
+                code.open("loop");
+                code.open("match reader.read_tag()?");
+                for f in fields {
+                    let pat = f.tag.to_string();
+                    let lhs = format!("out.{}", ident_text(&f.name));
+                    let rhs = format!("{SOME}(reader.read()?)");
+                    let arm_len = pat.len() + 4 + lhs.len() + 3 + rhs.len() + 1;
+                    // An arm of a statement keeps the layout it is given (rustfmt neither
+                    // adds nor removes a block holding a statement): on one line where
+                    // prettyplease kept it on one (its margin is narrower than rustfmt's).
+                    if arm_len <= (86usize.saturating_sub(code.indent_width())).max(61)
+                        && code.fits(arm_len)
+                    {
+                        code.line(format_args!("{pat} => {lhs} = {rhs},"));
+                    } else {
+                        code.open(format_args!("{pat} =>"));
+                        read_into(code, f, ";");
+                        code.close();
                     }
-                });
-                quote!(_ => #ok(Self::#u { discriminator, body: #body_from }),)
-            }
-            None => {
-                quote!(_ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),)
-            }
-        };
-        let decode = if branches.is_empty() && unknown.is_none() {
-            quote!(
-                reader.union(|reader, discriminator| ::core::result::Result::Err(
-                    reader.unknown_discriminator(discriminator)
-                ))
-            )
-        } else {
-            quote! {
-                reader.union(|reader, discriminator| match discriminator {
-                    #(#decode_arms)*
-                    #fallback
-                })
-            }
-        };
-        let (size, encode) = if size_arms.is_empty() {
-            (quote!(match *self {}), quote!(match *self {}))
-        } else {
-            (
-                quote!(5 + match self { #(#size_arms)* }),
-                quote! {
-                    sink.write_prefixed(
-                        || #rt::Encode::encoded_size(self) - 4,
-                        |sink| match self {
-                            #(#encode_arms)*
-                        },
-                    )
-                },
-            )
-        };
-        let skip_prefixed = self.skip_prefixed(mode);
-        let defmt_impl = self.defmt_impl(id, mode, from);
-        quote! {
-            #attrs
-            #[allow(clippy::large_enum_variant)]
-            pub enum #name #lt_a {
-                #(#variants)*
-            }
-
-            #allow_dep
-            impl #rt::WireSize for #name #lt_any {
-                const MIN_SIZE: usize = 5;
-            }
-
-            #allow_dep
-            impl<'a> #rt::Decode<'a> for #name #lt_a {
-                #[inline]
-                fn decode(reader: &mut #rt::Reader<'a>) -> ::core::result::Result<Self, #rt::Error> {
-                    #decode
                 }
-                #skip_prefixed
+                // 0 ends the message; an unknown tag stops reading (the rest of the body
+                // is skipped).
+                code.line("_ => break,");
+                code.close();
+                code.close();
+                code.line(format_args!("{OK}(out)"));
+                code.close_with(")");
             }
-
-            #allow_dep
-            impl #rt::Encode for #name #lt_any {
-                #[inline]
-                fn encoded_size(&self) -> usize {
-                    #size
-                }
-                #[inline]
-                fn encode<S: #rt::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-                    #encode
-                }
-            }
-
-            #defmt_impl
         }
+        code.close();
+        self.skip_prefixed(code, mode);
+        code.close();
+        let written: Vec<&Field> = fields.iter().filter(|f| f.deprecated.is_none()).collect();
+        self.open_encode(code, id, mode, |code| {
+            let mut terms = vec!["5".to_string()];
+            terms.extend(
+                written
+                    .iter()
+                    .map(|f| format!("{rt}::field_size(&self.{})", ident_text(&f.name))),
+            );
+            code.binary("", &terms, "+", "");
+        });
+        self.open_encode_fn(code, "sink");
+        code.line("sink.write_prefixed(");
+        code.push_depth();
+        code.line(format_args!("|| {rt}::Encode::encoded_size(self) - 4,"));
+        if written.is_empty() {
+            code.line("|sink| sink.write(&[0]),");
+        } else {
+            code.open("|sink|");
+            for f in &written {
+                code.open(format_args!(
+                    "if let {SOME}(v) = &self.{}",
+                    ident_text(&f.name)
+                ));
+                code.line(format_args!("sink.write_field({}, v)?;", f.tag));
+                code.close();
+            }
+            code.line("sink.write(&[0])");
+            code.close_with(",");
+        }
+        code.pop_depth();
+        code.line(")");
+        code.close();
+        code.close();
+        self.defmt_impl(code, id, mode);
     }
+
+    fn union(&self, code: &mut Code, id: DefId, mode: Mode, from: &[String], docs: &[String]) {
+        let d = self.def(id);
+        let rt = &self.rt_text;
+        let Body::Union { branches, unknown } = &d.body else {
+            return;
+        };
+        let (name_a, _, _) = self.names(id, mode);
+        self.type_attrs(code, id, mode, docs);
+        code.line("#[allow(clippy::large_enum_variant)]");
+        let body_ty = match mode {
+            Mode::View => "&'a [u8]".to_string(),
+            Mode::Owned => format!("{rt}::alloc_types::Vec<u8>"),
+        };
+        if branches.is_empty() && unknown.is_none() {
+            code.line(format_args!("pub enum {name_a} {{}}"));
+        } else {
+            code.open(format_args!("pub enum {name_a}"));
+            for b in branches {
+                let target = self.def(b.target);
+                let ty = match mode {
+                    Mode::View => self.view_type_text(from, b.target),
+                    Mode::Owned => TyText::leaf(self.owned_path_text(from, b.target)),
+                };
+                let mut lines = Self::schema_doc(b.doc.as_deref());
+                if !lines.is_empty() {
+                    lines.push(String::new());
+                }
+                lines.push(if b.inline {
+                    format!(
+                        "`{}({})`: an inline {}.",
+                        b.src_name,
+                        b.discriminator,
+                        target.kind_word()
+                    )
+                } else {
+                    format!("`{}({}): {}`", b.src_name, b.discriminator, target.fqn)
+                });
+                code.docs(&lines);
+                self.user_member_attr_lines(code, id, &b.src_name, self.form(id, mode));
+                code.ty(&format!("{}(", ident_text(&b.name)), &ty, "),");
+            }
+            if let Some(u) = unknown {
+                code.docs(&[
+                    "A branch this code does not know (the union is `@forward_compatible`):",
+                    "kept as read, and written back unchanged.",
+                ]);
+                code.open(ident_text(u));
+                code.line("/// The discriminator read.");
+                code.line("discriminator: u8,");
+                code.line("/// The branch body, as read.");
+                code.line(format_args!("body: {body_ty},"));
+                code.close_with(",");
+            }
+            code.close();
+        }
+        self.wire_size_impl(code, id, mode, 5);
+        self.open_decode(code, id, mode, true, "reader");
+        let unknown_err =
+            "::core::result::Result::Err(reader.unknown_discriminator(discriminator))".to_string();
+        if branches.is_empty() && unknown.is_none() {
+            let head = "reader.union(|reader, discriminator| ";
+            if code.fits(head.len() + unknown_err.len() + 1) {
+                code.line(format_args!("{head}{unknown_err})"));
+            } else {
+                code.line("reader.union(|reader, discriminator| {");
+                code.push_depth();
+                code.line(&unknown_err);
+                code.pop_depth();
+                code.line("})");
+            }
+        } else {
+            code.open("reader.union(|reader, discriminator| match discriminator");
+            for b in branches {
+                let v = ident_text(&b.name);
+                code.arm_call(
+                    &b.discriminator.to_string(),
+                    OK,
+                    &[&format!("Self::{v}(reader.read()?)")],
+                );
+            }
+            match unknown {
+                Some(u) => {
+                    let body_from = match mode {
+                        Mode::View => "reader.take_rest()".to_string(),
+                        Mode::Owned => format!("{rt}::alloc_types::Vec::from(reader.take_rest())"),
+                    };
+                    code.struct_lit(
+                        &format!("_ => {OK}("),
+                        &format!("Self::{}", ident_text(u)),
+                        &["discriminator", &format!("body: {body_from}")],
+                        "),",
+                    );
+                }
+                None => code.arm("_", &unknown_err),
+            }
+            code.close_with(")");
+        }
+        code.close();
+        self.skip_prefixed(code, mode);
+        code.close();
+        let has_arms = !branches.is_empty() || unknown.is_some();
+        self.open_encode(code, id, mode, |code| {
+            if !has_arms {
+                code.line("match *self {}");
+                return;
+            }
+            code.open("5 + match self");
+            for b in branches {
+                code.arm(
+                    format_args!("Self::{}(v)", ident_text(&b.name)),
+                    format_args!("{rt}::Encode::encoded_size(v)"),
+                );
+            }
+            if let Some(u) = unknown {
+                code.arm(
+                    format_args!("Self::{} {{ body, .. }}", ident_text(u)),
+                    "body.len()",
+                );
+            }
+            code.close();
+        });
+        self.open_encode_fn(code, "sink");
+        if !has_arms {
+            code.line("match *self {}");
+        } else {
+            code.line("sink.write_prefixed(");
+            code.push_depth();
+            code.line(format_args!("|| {rt}::Encode::encoded_size(self) - 4,"));
+            code.open("|sink| match self");
+            for b in branches {
+                code.arm(
+                    format_args!("Self::{}(v)", ident_text(&b.name)),
+                    format_args!("sink.write_field({}, v)", b.discriminator),
+                );
+            }
+            if let Some(u) = unknown {
+                code.struct_lit(
+                    "",
+                    &format!("Self::{}", ident_text(u)),
+                    &["discriminator", "body"],
+                    " => {",
+                );
+                code.push_depth();
+                code.line("sink.write(&[*discriminator])?;");
+                code.line("sink.write(body)");
+                code.close();
+            }
+            code.close_with(",");
+            code.pop_depth();
+            code.line(")");
+        }
+        code.close();
+        code.close();
+        self.defmt_impl(code, id, mode);
+    }
+}
+
+/// The derives of a record: `Clone`, `Copy` for views, `Debug`, `PartialEq`, then what the
+/// analysis allows.
+pub(crate) fn derive_list(traits: crate::model::Traits, copy: bool) -> Vec<&'static str> {
+    let mut list = vec!["Clone"];
+    if copy {
+        list.push("Copy");
+    }
+    list.extend(["Debug", "PartialEq"]);
+    if traits.eq {
+        list.push("Eq");
+    }
+    if traits.hash {
+        list.push("Hash");
+    }
+    if traits.default {
+        list.push("Default");
+    }
+    list
+}
+
+/// `&str`s of owned strings, for the layout functions.
+pub(crate) fn refs(items: &[String]) -> Vec<&str> {
+    items.iter().map(String::as_str).collect()
 }

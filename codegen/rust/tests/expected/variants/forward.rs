@@ -1046,18 +1046,15 @@ pub mod fwd {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .union(|reader, discriminator| match discriminator {
-                    1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
-                    2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
-                    3 => ::core::result::Result::Ok(Self::Unknown(reader.read()?)),
-                    _ => {
-                        ::core::result::Result::Ok(Self::Unknown_ {
-                            discriminator,
-                            body: reader.take_rest(),
-                        })
-                    }
-                })
+            reader.union(|reader, discriminator| match discriminator {
+                1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
+                2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
+                3 => ::core::result::Result::Ok(Self::Unknown(reader.read()?)),
+                _ => ::core::result::Result::Ok(Self::Unknown_ {
+                    discriminator,
+                    body: reader.take_rest(),
+                }),
+            })
         }
 
         #[inline]
@@ -1071,13 +1068,12 @@ pub mod fwd {
     impl ::bebop_runtime::Encode for Event<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5
-                + match self {
-                    Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Unknown(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Unknown_ { body, .. } => body.len(),
-                }
+            5 + match self {
+                Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Unknown(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Unknown_ { body, .. } => body.len(),
+            }
         }
 
         #[inline]
@@ -1091,7 +1087,10 @@ pub mod fwd {
                     Self::Ping(v) => sink.write_field(1, v),
                     Self::Text(v) => sink.write_field(2, v),
                     Self::Unknown(v) => sink.write_field(3, v),
-                    Self::Unknown_ { discriminator, body } => {
+                    Self::Unknown_ {
+                        discriminator,
+                        body,
+                    } => {
                         sink.write(&[*discriminator])?;
                         sink.write(body)
                     }
@@ -1147,10 +1146,7 @@ pub mod fwd {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.take(15)?;
-            <::bebop_runtime::Array<
-                'a,
-                Perms,
-            > as ::bebop_runtime::Decode<'a>>::skip(reader)?;
+            <::bebop_runtime::Array<'a, Perms> as ::bebop_runtime::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1197,23 +1193,22 @@ pub mod fwd {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.event = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.events = ::core::option::Option::Some(reader.read()?);
-                            }
-                            3 => {
-                                out.holder = ::core::option::Option::Some(reader.read()?);
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.event = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.events = ::core::option::Option::Some(reader.read()?);
                         }
+                        3 => {
+                            out.holder = ::core::option::Option::Some(reader.read()?);
+                        }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -1265,9 +1260,7 @@ pub mod fwd {
         }
 
         impl ::bebop_runtime::WireSize for Ping {
-            const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-                4,
-            );
+            const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(4);
 
             const MIN_SIZE: usize = 4;
         }
@@ -1282,14 +1275,14 @@ pub mod fwd {
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Ping {
-            const ALWAYS_VALID: bool = <u32 as ::bebop_runtime::Decode<
-                'a,
-            >>::ALWAYS_VALID;
+            const ALWAYS_VALID: bool = <u32 as ::bebop_runtime::Decode<'a>>::ALWAYS_VALID;
             #[inline]
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(Self { seq: reader.read()? })
+                ::core::result::Result::Ok(Self {
+                    seq: reader.read()?,
+                })
             }
         }
 
@@ -1324,14 +1317,13 @@ pub mod fwd {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.body = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.body = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
 
             #[inline]
@@ -1502,33 +1494,27 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .union(|reader, discriminator| match discriminator {
-                        1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
-                        2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
-                        3 => ::core::result::Result::Ok(Self::Unknown(reader.read()?)),
-                        _ => {
-                            ::core::result::Result::Ok(Self::Unknown_ {
-                                discriminator,
-                                body: ::bebop_runtime::alloc_types::Vec::from(
-                                    reader.take_rest(),
-                                ),
-                            })
-                        }
-                    })
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
+                    2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
+                    3 => ::core::result::Result::Ok(Self::Unknown(reader.read()?)),
+                    _ => ::core::result::Result::Ok(Self::Unknown_ {
+                        discriminator,
+                        body: ::bebop_runtime::alloc_types::Vec::from(reader.take_rest()),
+                    }),
+                })
             }
         }
 
         impl ::bebop_runtime::Encode for Event {
             #[inline]
             fn encoded_size(&self) -> usize {
-                5
-                    + match self {
-                        Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
-                        Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
-                        Self::Unknown(v) => ::bebop_runtime::Encode::encoded_size(v),
-                        Self::Unknown_ { body, .. } => body.len(),
-                    }
+                5 + match self {
+                    Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
+                    Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
+                    Self::Unknown(v) => ::bebop_runtime::Encode::encoded_size(v),
+                    Self::Unknown_ { body, .. } => body.len(),
+                }
             }
 
             #[inline]
@@ -1542,7 +1528,10 @@ pub mod owned {
                         Self::Ping(v) => sink.write_field(1, v),
                         Self::Text(v) => sink.write_field(2, v),
                         Self::Unknown(v) => sink.write_field(3, v),
-                        Self::Unknown_ { discriminator, body } => {
+                        Self::Unknown_ {
+                            discriminator,
+                            body,
+                        } => {
                             sink.write(&[*discriminator])?;
                             sink.write(body)
                         }
@@ -1555,10 +1544,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1573,15 +1560,14 @@ pub mod owned {
                 match self {
                     super::super::fwd::Event::Ping(v) => Event::Ping(v),
                     super::super::fwd::Event::Text(v) => Event::Text(v.to_owned_value()),
-                    super::super::fwd::Event::Unknown(v) => {
-                        Event::Unknown(v.to_owned_value())
-                    }
-                    super::super::fwd::Event::Unknown_ { discriminator, body } => {
-                        Event::Unknown_ {
-                            discriminator,
-                            body: ::bebop_runtime::alloc_types::Vec::from(body),
-                        }
-                    }
+                    super::super::fwd::Event::Unknown(v) => Event::Unknown(v.to_owned_value()),
+                    super::super::fwd::Event::Unknown_ {
+                        discriminator,
+                        body,
+                    } => Event::Unknown_ {
+                        discriminator,
+                        body: ::bebop_runtime::alloc_types::Vec::from(body),
+                    },
                 }
             }
         }
@@ -1593,12 +1579,13 @@ pub mod owned {
                     Self::Ping(v) => super::super::fwd::Event::Ping(*v),
                     Self::Text(v) => super::super::fwd::Event::Text(v.as_view()),
                     Self::Unknown(v) => super::super::fwd::Event::Unknown(v.as_view()),
-                    Self::Unknown_ { discriminator, body } => {
-                        super::super::fwd::Event::Unknown_ {
-                            discriminator: *discriminator,
-                            body: body.as_slice(),
-                        }
-                    }
+                    Self::Unknown_ {
+                        discriminator,
+                        body,
+                    } => super::super::fwd::Event::Unknown_ {
+                        discriminator: *discriminator,
+                        body: body.as_slice(),
+                    },
                 }
             }
         }
@@ -1694,10 +1681,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1780,25 +1765,24 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.event = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.events = ::core::option::Option::Some(reader.read()?);
-                                }
-                                3 => {
-                                    out.holder = ::core::option::Option::Some(reader.read()?);
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.event = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.events = ::core::option::Option::Some(reader.read()?);
+                            }
+                            3 => {
+                                out.holder = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -1837,10 +1821,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1887,8 +1869,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::fwd::Envelope<'a>>
-        for Envelope {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::fwd::Envelope<'a>> for Envelope {
             fn lend(&'a self) -> super::super::fwd::Envelope<'a> {
                 Envelope::as_view(self)
             }
@@ -1902,10 +1883,8 @@ pub mod owned {
                 /// Encodes into a new vector of exactly the encoded size.
                 pub fn encode_to_vec(
                     &self,
-                ) -> ::core::result::Result<
-                    ::bebop_runtime::alloc_types::Vec<u8>,
-                    ::bebop_runtime::Error,
-                > {
+                ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+                {
                     let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                         ::bebop_runtime::Encode::encoded_size(self),
                     );
@@ -1946,14 +1925,13 @@ pub mod owned {
                 fn decode(
                     reader: &mut ::bebop_runtime::Reader<'a>,
                 ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                    reader
-                        .message(|reader| {
-                            let mut out = <Self as ::core::default::Default>::default();
-                            while reader.read_tag()? == 1 {
-                                out.body = ::core::option::Option::Some(reader.read()?);
-                            }
-                            ::core::result::Result::Ok(out)
-                        })
+                    reader.message(|reader| {
+                        let mut out = <Self as ::core::default::Default>::default();
+                        while reader.read_tag()? == 1 {
+                            out.body = ::core::option::Option::Some(reader.read()?);
+                        }
+                        ::core::result::Result::Ok(out)
+                    })
                 }
             }
 
@@ -1984,10 +1962,8 @@ pub mod owned {
                 /// Encodes into a new vector of exactly the encoded size.
                 pub fn encode_to_vec(
                     &self,
-                ) -> ::core::result::Result<
-                    ::bebop_runtime::alloc_types::Vec<u8>,
-                    ::bebop_runtime::Error,
-                > {
+                ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+                {
                     let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                         ::bebop_runtime::Encode::encoded_size(self),
                     );
@@ -2014,8 +1990,7 @@ pub mod owned {
                 }
             }
 
-            impl ::bebop_runtime::ToOwnedValue
-            for super::super::super::fwd::event::Text<'_> {
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::fwd::event::Text<'_> {
                 type Owned = Text;
                 fn to_owned_value(&self) -> Text {
                     super::super::super::fwd::event::Text::to_owned_value(*self)
@@ -2029,8 +2004,7 @@ pub mod owned {
                 }
             }
 
-            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::fwd::event::Text<'a>>
-            for Text {
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::fwd::event::Text<'a>> for Text {
                 fn lend(&'a self) -> super::super::super::fwd::event::Text<'a> {
                     Text::as_view(self)
                 }

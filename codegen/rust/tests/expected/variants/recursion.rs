@@ -36,18 +36,17 @@ pub mod rec {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.value = ::core::option::Option::Some(reader.read()?),
-                            2 => out.next = ::core::option::Option::Some(reader.read()?),
-                            _ => break,
-                        }
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.value = ::core::option::Option::Some(reader.read()?),
+                        2 => out.next = ::core::option::Option::Some(reader.read()?),
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -61,8 +60,7 @@ pub mod rec {
     impl ::bebop_runtime::Encode for Chain<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.value)
-                + ::bebop_runtime::field_size(&self.next)
+            5 + ::bebop_runtime::field_size(&self.value) + ::bebop_runtime::field_size(&self.next)
         }
 
         #[inline]
@@ -113,10 +111,7 @@ pub mod rec {
         fn skip(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
-            <::bebop_runtime::Lazy<
-                'a,
-                Node<'a>,
-            > as ::bebop_runtime::Decode<'a>>::skip(reader)?;
+            <::bebop_runtime::Lazy<'a, Node<'a>> as ::bebop_runtime::Decode<'a>>::skip(reader)?;
             reader.take(4)?;
             ::core::result::Result::Ok(())
         }
@@ -155,18 +150,17 @@ pub mod rec {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.pair = ::core::option::Option::Some(reader.read()?),
-                            2 => out.label = ::core::option::Option::Some(reader.read()?),
-                            _ => break,
-                        }
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.pair = ::core::option::Option::Some(reader.read()?),
+                        2 => out.label = ::core::option::Option::Some(reader.read()?),
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -180,8 +174,7 @@ pub mod rec {
     impl ::bebop_runtime::Encode for Node<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.pair)
-                + ::bebop_runtime::field_size(&self.label)
+            5 + ::bebop_runtime::field_size(&self.pair) + ::bebop_runtime::field_size(&self.label)
         }
 
         #[inline]
@@ -225,17 +218,12 @@ pub mod rec {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .union(|reader, discriminator| match discriminator {
-                    1 => ::core::result::Result::Ok(Self::Lit(reader.read()?)),
-                    2 => ::core::result::Result::Ok(Self::Add(reader.read()?)),
-                    3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
-                    _ => {
-                        ::core::result::Result::Err(
-                            reader.unknown_discriminator(discriminator),
-                        )
-                    }
-                })
+            reader.union(|reader, discriminator| match discriminator {
+                1 => ::core::result::Result::Ok(Self::Lit(reader.read()?)),
+                2 => ::core::result::Result::Ok(Self::Add(reader.read()?)),
+                3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
         }
 
         #[inline]
@@ -249,12 +237,11 @@ pub mod rec {
     impl ::bebop_runtime::Encode for Expr<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5
-                + match self {
-                    Self::Lit(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Add(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Neg(v) => ::bebop_runtime::Encode::encoded_size(v),
-                }
+            5 + match self {
+                Self::Lit(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Add(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Neg(v) => ::bebop_runtime::Encode::encoded_size(v),
+            }
         }
 
         #[inline]
@@ -289,17 +276,16 @@ pub mod rec {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            ::core::result::Result::Ok(Self { inner: reader.read()? })
+            ::core::result::Result::Ok(Self {
+                inner: reader.read()?,
+            })
         }
 
         #[inline]
         fn skip(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
-            <::bebop_runtime::Lazy<
-                'a,
-                Expr<'a>,
-            > as ::bebop_runtime::Decode<'a>>::skip(reader)?;
+            <::bebop_runtime::Lazy<'a, Expr<'a>> as ::bebop_runtime::Decode<'a>>::skip(reader)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -337,18 +323,17 @@ pub mod rec {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.trees = ::core::option::Option::Some(reader.read()?),
-                            2 => out.named = ::core::option::Option::Some(reader.read()?),
-                            _ => break,
-                        }
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.trees = ::core::option::Option::Some(reader.read()?),
+                        2 => out.named = ::core::option::Option::Some(reader.read()?),
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -362,8 +347,7 @@ pub mod rec {
     impl ::bebop_runtime::Encode for Forest<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.trees)
-                + ::bebop_runtime::field_size(&self.named)
+            5 + ::bebop_runtime::field_size(&self.trees) + ::bebop_runtime::field_size(&self.named)
         }
 
         #[inline]
@@ -396,9 +380,7 @@ pub mod rec {
         }
 
         impl ::bebop_runtime::WireSize for Lit {
-            const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-                8,
-            );
+            const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(8);
 
             const MIN_SIZE: usize = 8;
         }
@@ -413,14 +395,14 @@ pub mod rec {
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Lit {
-            const ALWAYS_VALID: bool = <i64 as ::bebop_runtime::Decode<
-                'a,
-            >>::ALWAYS_VALID;
+            const ALWAYS_VALID: bool = <i64 as ::bebop_runtime::Decode<'a>>::ALWAYS_VALID;
             #[inline]
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(Self { value: reader.read()? })
+                ::core::result::Result::Ok(Self {
+                    value: reader.read()?,
+                })
             }
         }
 
@@ -445,9 +427,7 @@ pub mod rec {
             /// `left(1): rec.Expr`
             pub left: ::core::option::Option<::bebop_runtime::Lazy<'a, super::Expr<'a>>>,
             /// `right(2): rec.Expr`
-            pub right: ::core::option::Option<
-                ::bebop_runtime::Lazy<'a, super::Expr<'a>>,
-            >,
+            pub right: ::core::option::Option<::bebop_runtime::Lazy<'a, super::Expr<'a>>>,
         }
 
         impl ::bebop_runtime::WireSize for Add<'_> {
@@ -458,20 +438,19 @@ pub mod rec {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.left = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.right = ::core::option::Option::Some(reader.read()?);
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.left = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.right = ::core::option::Option::Some(reader.read()?);
                             }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
 
             #[inline]
@@ -540,20 +519,19 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.value = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => out.next = ::core::option::Option::Some(reader.read()?),
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.value = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => out.next = ::core::option::Option::Some(reader.read()?),
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -588,10 +566,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -607,9 +583,7 @@ pub mod owned {
                     value: self.value,
                     next: self
                         .next
-                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                            v0.get().to_owned_value(),
-                        )),
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                 }
             }
         }
@@ -691,10 +665,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -707,9 +679,7 @@ pub mod owned {
             /// Copies the view into its owned form.
             pub fn to_owned_value(self) -> Pair {
                 Pair {
-                    left: ::bebop_runtime::alloc_types::Box::new(
-                        self.left.get().to_owned_value(),
-                    ),
+                    left: ::bebop_runtime::alloc_types::Box::new(self.left.get().to_owned_value()),
                     right: self.right,
                 }
             }
@@ -764,20 +734,19 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => out.pair = ::core::option::Option::Some(reader.read()?),
-                                2 => {
-                                    out.label = ::core::option::Option::Some(reader.read()?);
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => out.pair = ::core::option::Option::Some(reader.read()?),
+                            2 => {
+                                out.label = ::core::option::Option::Some(reader.read()?);
                             }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -812,10 +781,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -830,9 +797,7 @@ pub mod owned {
                 Node {
                     pair: self
                         .pair
-                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                            v0.get().to_owned_value(),
-                        )),
+                        .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                     label: self.label.map(::bebop_runtime::alloc_types::String::from),
                 }
             }
@@ -891,29 +856,23 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .union(|reader, discriminator| match discriminator {
-                        1 => ::core::result::Result::Ok(Self::Lit(reader.read()?)),
-                        2 => ::core::result::Result::Ok(Self::Add(reader.read()?)),
-                        3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
-                        _ => {
-                            ::core::result::Result::Err(
-                                reader.unknown_discriminator(discriminator),
-                            )
-                        }
-                    })
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => ::core::result::Result::Ok(Self::Lit(reader.read()?)),
+                    2 => ::core::result::Result::Ok(Self::Add(reader.read()?)),
+                    3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
             }
         }
 
         impl ::bebop_runtime::Encode for Expr {
             #[inline]
             fn encoded_size(&self) -> usize {
-                5
-                    + match self {
-                        Self::Lit(v) => ::bebop_runtime::Encode::encoded_size(v),
-                        Self::Add(v) => ::bebop_runtime::Encode::encoded_size(v),
-                        Self::Neg(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    }
+                5 + match self {
+                    Self::Lit(v) => ::bebop_runtime::Encode::encoded_size(v),
+                    Self::Add(v) => ::bebop_runtime::Encode::encoded_size(v),
+                    Self::Neg(v) => ::bebop_runtime::Encode::encoded_size(v),
+                }
             }
 
             #[inline]
@@ -936,10 +895,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1008,7 +965,9 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                ::core::result::Result::Ok(Self { inner: reader.read()? })
+                ::core::result::Result::Ok(Self {
+                    inner: reader.read()?,
+                })
             }
         }
 
@@ -1031,10 +990,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1077,8 +1034,7 @@ pub mod owned {
             }
         }
 
-        impl<'a> ::bebop_runtime::Lend<'a, super::super::rec::Negation<'a>>
-        for Negation {
+        impl<'a> ::bebop_runtime::Lend<'a, super::super::rec::Negation<'a>> for Negation {
             fn lend(&'a self) -> super::super::rec::Negation<'a> {
                 Negation::as_view(self)
             }
@@ -1093,9 +1049,7 @@ pub mod owned {
             pub trees: ::core::option::Option<::bebop_runtime::alloc_types::Vec<Expr>>,
             /// `named(2): map[string, rec.Chain]`
             pub named: ::core::option::Option<
-                ::bebop_runtime::alloc_types::Vec<
-                    (::bebop_runtime::alloc_types::String, Chain),
-                >,
+                ::bebop_runtime::alloc_types::Vec<(::bebop_runtime::alloc_types::String, Chain)>,
             >,
         }
 
@@ -1108,22 +1062,21 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        loop {
-                            match reader.read_tag()? {
-                                1 => {
-                                    out.trees = ::core::option::Option::Some(reader.read()?);
-                                }
-                                2 => {
-                                    out.named = ::core::option::Option::Some(reader.read()?);
-                                }
-                                _ => break,
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    loop {
+                        match reader.read_tag()? {
+                            1 => {
+                                out.trees = ::core::option::Option::Some(reader.read()?);
                             }
+                            2 => {
+                                out.named = ::core::option::Option::Some(reader.read()?);
+                            }
+                            _ => break,
                         }
-                        ::core::result::Result::Ok(out)
-                    })
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -1158,10 +1111,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1179,15 +1130,7 @@ pub mod owned {
                         .map(|v0| v0.iter().map(|v2| v2.to_owned_value()).collect()),
                     named: self
                         .named
-                        .map(|v0| {
-                            v0
-                                .iter()
-                                .map(|(v2, v3)| (
-                                    ::bebop_runtime::alloc_types::String::from(v2),
-                                    v3.to_owned_value(),
-                                ))
-                                .collect()
-                        }),
+                        .map(|v0| v0.iter().map(|(v2, v3)| (::bebop_runtime::alloc_types::String::from(v2), v3.to_owned_value())).collect()),
                 }
             }
         }
@@ -1230,10 +1173,8 @@ pub mod owned {
                 /// Encodes into a new vector of exactly the encoded size.
                 pub fn encode_to_vec(
                     &self,
-                ) -> ::core::result::Result<
-                    ::bebop_runtime::alloc_types::Vec<u8>,
-                    ::bebop_runtime::Error,
-                > {
+                ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+                {
                     let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                         ::bebop_runtime::Encode::encoded_size(self),
                     );
@@ -1262,13 +1203,9 @@ pub mod owned {
             #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
             pub struct Add {
                 /// `left(1): rec.Expr`
-                pub left: ::core::option::Option<
-                    ::bebop_runtime::alloc_types::Box<super::Expr>,
-                >,
+                pub left: ::core::option::Option<::bebop_runtime::alloc_types::Box<super::Expr>>,
                 /// `right(2): rec.Expr`
-                pub right: ::core::option::Option<
-                    ::bebop_runtime::alloc_types::Box<super::Expr>,
-                >,
+                pub right: ::core::option::Option<::bebop_runtime::alloc_types::Box<super::Expr>>,
             }
 
             impl ::bebop_runtime::WireSize for Add {
@@ -1279,20 +1216,19 @@ pub mod owned {
                 fn decode(
                     reader: &mut ::bebop_runtime::Reader<'a>,
                 ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                    reader
-                        .message(|reader| {
-                            let mut out = <Self as ::core::default::Default>::default();
-                            loop {
-                                match reader.read_tag()? {
-                                    1 => out.left = ::core::option::Option::Some(reader.read()?),
-                                    2 => {
-                                        out.right = ::core::option::Option::Some(reader.read()?);
-                                    }
-                                    _ => break,
+                    reader.message(|reader| {
+                        let mut out = <Self as ::core::default::Default>::default();
+                        loop {
+                            match reader.read_tag()? {
+                                1 => out.left = ::core::option::Option::Some(reader.read()?),
+                                2 => {
+                                    out.right = ::core::option::Option::Some(reader.read()?);
                                 }
+                                _ => break,
                             }
-                            ::core::result::Result::Ok(out)
-                        })
+                        }
+                        ::core::result::Result::Ok(out)
+                    })
                 }
             }
 
@@ -1327,10 +1263,8 @@ pub mod owned {
                 /// Encodes into a new vector of exactly the encoded size.
                 pub fn encode_to_vec(
                     &self,
-                ) -> ::core::result::Result<
-                    ::bebop_runtime::alloc_types::Vec<u8>,
-                    ::bebop_runtime::Error,
-                > {
+                ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+                {
                     let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                         ::bebop_runtime::Encode::encoded_size(self),
                     );
@@ -1345,14 +1279,10 @@ pub mod owned {
                     Add {
                         left: self
                             .left
-                            .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                                v0.get().to_owned_value(),
-                            )),
+                            .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                         right: self
                             .right
-                            .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                                v0.get().to_owned_value(),
-                            )),
+                            .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
                     }
                 }
             }
@@ -1361,20 +1291,13 @@ pub mod owned {
                 /// A view borrowing this value: nothing is copied or encoded.
                 pub fn as_view(&self) -> super::super::super::rec::expr::Add<'_> {
                     super::super::super::rec::expr::Add {
-                        left: self
-                            .left
-                            .as_deref()
-                            .map(::bebop_runtime::Lazy::from_owned),
-                        right: self
-                            .right
-                            .as_deref()
-                            .map(::bebop_runtime::Lazy::from_owned),
+                        left: self.left.as_deref().map(::bebop_runtime::Lazy::from_owned),
+                        right: self.right.as_deref().map(::bebop_runtime::Lazy::from_owned),
                     }
                 }
             }
 
-            impl ::bebop_runtime::ToOwnedValue
-            for super::super::super::rec::expr::Add<'_> {
+            impl ::bebop_runtime::ToOwnedValue for super::super::super::rec::expr::Add<'_> {
                 type Owned = Add;
                 fn to_owned_value(&self) -> Add {
                     super::super::super::rec::expr::Add::to_owned_value(*self)
@@ -1388,8 +1311,7 @@ pub mod owned {
                 }
             }
 
-            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::rec::expr::Add<'a>>
-            for Add {
+            impl<'a> ::bebop_runtime::Lend<'a, super::super::super::rec::expr::Add<'a>> for Add {
                 fn lend(&'a self) -> super::super::super::rec::expr::Add<'a> {
                     Add::as_view(self)
                 }

@@ -85,22 +85,19 @@ impl<'a> ::bebop_runtime::Decode<'a> for UserRequest {
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-        reader
-            .message(|reader| {
-                let mut out = <Self as ::core::default::Default>::default();
-                loop {
-                    match reader.read_tag()? {
-                        1 => out.user_id = ::core::option::Option::Some(reader.read()?),
-                        2 => {
-                            out.include_profile = ::core::option::Option::Some(
-                                reader.read()?,
-                            );
-                        }
-                        _ => break,
+        reader.message(|reader| {
+            let mut out = <Self as ::core::default::Default>::default();
+            loop {
+                match reader.read_tag()? {
+                    1 => out.user_id = ::core::option::Option::Some(reader.read()?),
+                    2 => {
+                        out.include_profile = ::core::option::Option::Some(reader.read()?);
                     }
+                    _ => break,
                 }
-                ::core::result::Result::Ok(out)
-            })
+            }
+            ::core::result::Result::Ok(out)
+        })
     }
 
     #[inline]
@@ -157,16 +154,11 @@ impl<'a> ::bebop_runtime::Decode<'a> for Shape {
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-        reader
-            .union(|reader, discriminator| match discriminator {
-                1 => ::core::result::Result::Ok(Self::Circle(reader.read()?)),
-                2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
-                _ => {
-                    ::core::result::Result::Err(
-                        reader.unknown_discriminator(discriminator),
-                    )
-                }
-            })
+        reader.union(|reader, discriminator| match discriminator {
+            1 => ::core::result::Result::Ok(Self::Circle(reader.read()?)),
+            2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
     }
 
     #[inline]
@@ -180,11 +172,10 @@ impl<'a> ::bebop_runtime::Decode<'a> for Shape {
 impl ::bebop_runtime::Encode for Shape {
     #[inline]
     fn encoded_size(&self) -> usize {
-        5
-            + match self {
-                Self::Circle(v) => ::bebop_runtime::Encode::encoded_size(v),
-                Self::Rectangle(v) => ::bebop_runtime::Encode::encoded_size(v),
-            }
+        5 + match self {
+            Self::Circle(v) => ::bebop_runtime::Encode::encoded_size(v),
+            Self::Rectangle(v) => ::bebop_runtime::Encode::encoded_size(v),
+        }
     }
 
     #[inline]
@@ -229,17 +220,14 @@ impl<'a> ::bebop_runtime::Decode<'a> for Event<'a> {
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-        reader
-            .union(|reader, discriminator| match discriminator {
-                1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
-                2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
-                _ => {
-                    ::core::result::Result::Ok(Self::Unknown {
-                        discriminator,
-                        body: reader.take_rest(),
-                    })
-                }
-            })
+        reader.union(|reader, discriminator| match discriminator {
+            1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
+            2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
+            _ => ::core::result::Result::Ok(Self::Unknown {
+                discriminator,
+                body: reader.take_rest(),
+            }),
+        })
     }
 
     #[inline]
@@ -253,12 +241,11 @@ impl<'a> ::bebop_runtime::Decode<'a> for Event<'a> {
 impl ::bebop_runtime::Encode for Event<'_> {
     #[inline]
     fn encoded_size(&self) -> usize {
-        5
-            + match self {
-                Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
-                Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
-                Self::Unknown { body, .. } => body.len(),
-            }
+        5 + match self {
+            Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
+            Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
+            Self::Unknown { body, .. } => body.len(),
+        }
     }
 
     #[inline]
@@ -271,7 +258,10 @@ impl ::bebop_runtime::Encode for Event<'_> {
             |sink| match self {
                 Self::Ping(v) => sink.write_field(1, v),
                 Self::Text(v) => sink.write_field(2, v),
-                Self::Unknown { discriminator, body } => {
+                Self::Unknown {
+                    discriminator,
+                    body,
+                } => {
                     sink.write(&[*discriminator])?;
                     sink.write(body)
                 }
@@ -298,18 +288,17 @@ impl<'a> ::bebop_runtime::Decode<'a> for TreeNode<'a> {
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-        reader
-            .message(|reader| {
-                let mut out = <Self as ::core::default::Default>::default();
-                loop {
-                    match reader.read_tag()? {
-                        1 => out.value = ::core::option::Option::Some(reader.read()?),
-                        2 => out.children = ::core::option::Option::Some(reader.read()?),
-                        _ => break,
-                    }
+        reader.message(|reader| {
+            let mut out = <Self as ::core::default::Default>::default();
+            loop {
+                match reader.read_tag()? {
+                    1 => out.value = ::core::option::Option::Some(reader.read()?),
+                    2 => out.children = ::core::option::Option::Some(reader.read()?),
+                    _ => break,
                 }
-                ::core::result::Result::Ok(out)
-            })
+            }
+            ::core::result::Result::Ok(out)
+        })
     }
 
     #[inline]
@@ -323,8 +312,7 @@ impl<'a> ::bebop_runtime::Decode<'a> for TreeNode<'a> {
 impl ::bebop_runtime::Encode for TreeNode<'_> {
     #[inline]
     fn encoded_size(&self) -> usize {
-        5 + ::bebop_runtime::field_size(&self.value)
-            + ::bebop_runtime::field_size(&self.children)
+        5 + ::bebop_runtime::field_size(&self.value) + ::bebop_runtime::field_size(&self.children)
     }
 
     #[inline]
@@ -364,18 +352,17 @@ impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-        reader
-            .message(|reader| {
-                let mut out = <Self as ::core::default::Default>::default();
-                loop {
-                    match reader.read_tag()? {
-                        1 => out.value = ::core::option::Option::Some(reader.read()?),
-                        2 => out.next = ::core::option::Option::Some(reader.read()?),
-                        _ => break,
-                    }
+        reader.message(|reader| {
+            let mut out = <Self as ::core::default::Default>::default();
+            loop {
+                match reader.read_tag()? {
+                    1 => out.value = ::core::option::Option::Some(reader.read()?),
+                    2 => out.next = ::core::option::Option::Some(reader.read()?),
+                    _ => break,
                 }
-                ::core::result::Result::Ok(out)
-            })
+            }
+            ::core::result::Result::Ok(out)
+        })
     }
 
     #[inline]
@@ -389,8 +376,7 @@ impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
 impl ::bebop_runtime::Encode for Chain<'_> {
     #[inline]
     fn encoded_size(&self) -> usize {
-        5 + ::bebop_runtime::field_size(&self.value)
-            + ::bebop_runtime::field_size(&self.next)
+        5 + ::bebop_runtime::field_size(&self.value) + ::bebop_runtime::field_size(&self.next)
     }
 
     #[inline]
@@ -503,10 +489,9 @@ impl<'a> ::bebop_runtime::Decode<'a> for Embedding<'a> {
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
         reader.take(16)?;
-        <::bebop_runtime::Array<
-            'a,
-            ::bebop_runtime::bf16,
-        > as ::bebop_runtime::Decode<'a>>::skip(reader)?;
+        <::bebop_runtime::Array<'a, ::bebop_runtime::bf16> as ::bebop_runtime::Decode<'a>>::skip(
+            reader,
+        )?;
         ::core::result::Result::Ok(())
     }
 }
@@ -681,15 +666,8 @@ impl<'a> ::bebop_runtime::Decode<'a> for Log<'a> {
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
         reader.take(1)?;
-        <::bebop_runtime::Map<
-            'a,
-            &'a str,
-            &'a str,
-        > as ::bebop_runtime::Decode<'a>>::skip(reader)?;
-        <::bebop_runtime::Array<
-            'a,
-            &'a str,
-        > as ::bebop_runtime::Decode<'a>>::skip(reader)?;
+        <::bebop_runtime::Map<'a, &'a str, &'a str> as ::bebop_runtime::Decode<'a>>::skip(reader)?;
+        <::bebop_runtime::Array<'a, &'a str> as ::bebop_runtime::Decode<'a>>::skip(reader)?;
         <::bebop_runtime::FixedArray<
             'a,
             ::bebop_runtime::Array<'a, i32>,
@@ -730,9 +708,7 @@ pub mod shape {
     }
 
     impl ::bebop_runtime::WireSize for Circle {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            4,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(4);
 
         const MIN_SIZE: usize = 4;
     }
@@ -752,7 +728,9 @@ pub mod shape {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            ::core::result::Result::Ok(Self { radius: reader.read()? })
+            ::core::result::Result::Ok(Self {
+                radius: reader.read()?,
+            })
         }
     }
 
@@ -781,9 +759,7 @@ pub mod shape {
     }
 
     impl ::bebop_runtime::WireSize for Rectangle {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            8,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(8);
 
         const MIN_SIZE: usize = 8;
     }
@@ -838,9 +814,7 @@ pub mod event {
     }
 
     impl ::bebop_runtime::WireSize for Ping {
-        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(
-            4,
-        );
+        const FIXED_SIZE: ::core::option::Option<usize> = ::core::option::Option::Some(4);
 
         const MIN_SIZE: usize = 4;
     }
@@ -860,7 +834,9 @@ pub mod event {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            ::core::result::Result::Ok(Self { seq: reader.read()? })
+            ::core::result::Result::Ok(Self {
+                seq: reader.read()?,
+            })
         }
     }
 
@@ -895,14 +871,13 @@ pub mod event {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    while reader.read_tag()? == 1 {
-                        out.body = ::core::option::Option::Some(reader.read()?);
-                    }
-                    ::core::result::Result::Ok(out)
-                })
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                while reader.read_tag()? == 1 {
+                    out.body = ::core::option::Option::Some(reader.read()?);
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
 
         #[inline]
@@ -948,10 +923,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -980,10 +953,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1012,10 +983,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1067,31 +1036,25 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .union(|reader, discriminator| match discriminator {
-                    1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
-                    2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
-                    _ => {
-                        ::core::result::Result::Ok(Self::Unknown {
-                            discriminator,
-                            body: ::bebop_runtime::alloc_types::Vec::from(
-                                reader.take_rest(),
-                            ),
-                        })
-                    }
-                })
+            reader.union(|reader, discriminator| match discriminator {
+                1 => ::core::result::Result::Ok(Self::Ping(reader.read()?)),
+                2 => ::core::result::Result::Ok(Self::Text(reader.read()?)),
+                _ => ::core::result::Result::Ok(Self::Unknown {
+                    discriminator,
+                    body: ::bebop_runtime::alloc_types::Vec::from(reader.take_rest()),
+                }),
+            })
         }
     }
 
     impl ::bebop_runtime::Encode for Event {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5
-                + match self {
-                    Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
-                    Self::Unknown { body, .. } => body.len(),
-                }
+            5 + match self {
+                Self::Ping(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Text(v) => ::bebop_runtime::Encode::encoded_size(v),
+                Self::Unknown { body, .. } => body.len(),
+            }
         }
 
         #[inline]
@@ -1104,7 +1067,10 @@ pub mod owned {
                 |sink| match self {
                     Self::Ping(v) => sink.write_field(1, v),
                     Self::Text(v) => sink.write_field(2, v),
-                    Self::Unknown { discriminator, body } => {
+                    Self::Unknown {
+                        discriminator,
+                        body,
+                    } => {
                         sink.write(&[*discriminator])?;
                         sink.write(body)
                     }
@@ -1117,10 +1083,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1135,12 +1099,13 @@ pub mod owned {
             match self {
                 super::Event::Ping(v) => Event::Ping(v),
                 super::Event::Text(v) => Event::Text(v.to_owned_value()),
-                super::Event::Unknown { discriminator, body } => {
-                    Event::Unknown {
-                        discriminator,
-                        body: ::bebop_runtime::alloc_types::Vec::from(body),
-                    }
-                }
+                super::Event::Unknown {
+                    discriminator,
+                    body,
+                } => Event::Unknown {
+                    discriminator,
+                    body: ::bebop_runtime::alloc_types::Vec::from(body),
+                },
             }
         }
     }
@@ -1151,12 +1116,13 @@ pub mod owned {
             match self {
                 Self::Ping(v) => super::Event::Ping(*v),
                 Self::Text(v) => super::Event::Text(v.as_view()),
-                Self::Unknown { discriminator, body } => {
-                    super::Event::Unknown {
-                        discriminator: *discriminator,
-                        body: body.as_slice(),
-                    }
-                }
+                Self::Unknown {
+                    discriminator,
+                    body,
+                } => super::Event::Unknown {
+                    discriminator: *discriminator,
+                    body: body.as_slice(),
+                },
             }
         }
     }
@@ -1189,9 +1155,7 @@ pub mod owned {
         /// `value(1): int32`
         pub value: ::core::option::Option<i32>,
         /// `children(2): TreeNode[]`
-        pub children: ::core::option::Option<
-            ::bebop_runtime::alloc_types::Vec<TreeNode>,
-        >,
+        pub children: ::core::option::Option<::bebop_runtime::alloc_types::Vec<TreeNode>>,
     }
 
     impl ::bebop_runtime::WireSize for TreeNode {
@@ -1203,20 +1167,19 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.value = ::core::option::Option::Some(reader.read()?),
-                            2 => {
-                                out.children = ::core::option::Option::Some(reader.read()?);
-                            }
-                            _ => break,
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.value = ::core::option::Option::Some(reader.read()?),
+                        2 => {
+                            out.children = ::core::option::Option::Some(reader.read()?);
                         }
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
     }
 
@@ -1251,10 +1214,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1280,7 +1241,10 @@ pub mod owned {
         pub fn as_view(&self) -> super::TreeNode<'_> {
             super::TreeNode {
                 value: self.value,
-                children: self.children.as_ref().map(::bebop_runtime::Array::from_owned),
+                children: self
+                    .children
+                    .as_ref()
+                    .map(::bebop_runtime::Array::from_owned),
             }
         }
     }
@@ -1324,26 +1288,24 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-            reader
-                .message(|reader| {
-                    let mut out = <Self as ::core::default::Default>::default();
-                    loop {
-                        match reader.read_tag()? {
-                            1 => out.value = ::core::option::Option::Some(reader.read()?),
-                            2 => out.next = ::core::option::Option::Some(reader.read()?),
-                            _ => break,
-                        }
+            reader.message(|reader| {
+                let mut out = <Self as ::core::default::Default>::default();
+                loop {
+                    match reader.read_tag()? {
+                        1 => out.value = ::core::option::Option::Some(reader.read()?),
+                        2 => out.next = ::core::option::Option::Some(reader.read()?),
+                        _ => break,
                     }
-                    ::core::result::Result::Ok(out)
-                })
+                }
+                ::core::result::Result::Ok(out)
+            })
         }
     }
 
     impl ::bebop_runtime::Encode for Chain {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.value)
-                + ::bebop_runtime::field_size(&self.next)
+            5 + ::bebop_runtime::field_size(&self.value) + ::bebop_runtime::field_size(&self.next)
         }
 
         #[inline]
@@ -1370,10 +1332,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1389,9 +1349,7 @@ pub mod owned {
                 value: self.value,
                 next: self
                     .next
-                    .map(|v0| ::bebop_runtime::alloc_types::Box::new(
-                        v0.get().to_owned_value(),
-                    )),
+                    .map(|v0| ::bebop_runtime::alloc_types::Box::new(v0.get().to_owned_value())),
             }
         }
     }
@@ -1482,10 +1440,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1585,10 +1541,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1659,10 +1613,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1697,9 +1649,7 @@ pub mod owned {
             (::bebop_runtime::alloc_types::String, ::bebop_runtime::alloc_types::String),
         >,
         /// `lines: string[]`
-        pub lines: ::bebop_runtime::alloc_types::Vec<
-            ::bebop_runtime::alloc_types::String,
-        >,
+        pub lines: ::bebop_runtime::alloc_types::Vec<::bebop_runtime::alloc_types::String>,
         /// `grid: int32[][3]`
         pub grid: [::bebop_runtime::alloc_types::Vec<i32>; 3],
     }
@@ -1746,10 +1696,8 @@ pub mod owned {
         /// Encodes into a new vector of exactly the encoded size.
         pub fn encode_to_vec(
             &self,
-        ) -> ::core::result::Result<
-            ::bebop_runtime::alloc_types::Vec<u8>,
-            ::bebop_runtime::Error,
-        > {
+        ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+        {
             let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                 ::bebop_runtime::Encode::encoded_size(self),
             );
@@ -1766,10 +1714,7 @@ pub mod owned {
                 tags: self
                     .tags
                     .iter()
-                    .map(|(v1, v2)| (
-                        ::bebop_runtime::alloc_types::String::from(v1),
-                        ::bebop_runtime::alloc_types::String::from(v2),
-                    ))
+                    .map(|(v1, v2)| (::bebop_runtime::alloc_types::String::from(v1), ::bebop_runtime::alloc_types::String::from(v2)))
                     .collect(),
                 lines: self
                     .lines
@@ -1825,10 +1770,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1857,10 +1800,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1893,10 +1834,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
@@ -1937,14 +1876,13 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
-                reader
-                    .message(|reader| {
-                        let mut out = <Self as ::core::default::Default>::default();
-                        while reader.read_tag()? == 1 {
-                            out.body = ::core::option::Option::Some(reader.read()?);
-                        }
-                        ::core::result::Result::Ok(out)
-                    })
+                reader.message(|reader| {
+                    let mut out = <Self as ::core::default::Default>::default();
+                    while reader.read_tag()? == 1 {
+                        out.body = ::core::option::Option::Some(reader.read()?);
+                    }
+                    ::core::result::Result::Ok(out)
+                })
             }
         }
 
@@ -1975,10 +1913,8 @@ pub mod owned {
             /// Encodes into a new vector of exactly the encoded size.
             pub fn encode_to_vec(
                 &self,
-            ) -> ::core::result::Result<
-                ::bebop_runtime::alloc_types::Vec<u8>,
-                ::bebop_runtime::Error,
-            > {
+            ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
+            {
                 let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                     ::bebop_runtime::Encode::encoded_size(self),
                 );
