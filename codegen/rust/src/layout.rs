@@ -22,6 +22,9 @@ pub(crate) const CALL_WIDTH: usize = 60;
 /// rustfmt's `attr_fn_like_width`: the widest argument list of an attribute kept on one line.
 pub(crate) const ATTR_WIDTH: usize = 70;
 
+/// rustfmt's `chain_width`: the widest method chain kept on one line.
+pub(crate) const CHAIN_WIDTH: usize = 60;
+
 /// rustfmt's `struct_lit_width`: the widest fields of a struct literal kept on one line.
 pub(crate) const STRUCT_LIT_WIDTH: usize = 18;
 
@@ -259,18 +262,50 @@ impl Code {
         }
     }
 
-    /// `head for self_ty {` (an impl header), one level deeper; when it does not fit,
-    /// `for self_ty` goes on a line of its own, one level deeper, and `{` on the next.
+    /// `head for self_ty {` (an impl header, `head` being `impl<generics> Trait`), one level
+    /// deeper, as rustfmt lays it out:
     ///
-    /// rustfmt measures the header without its indentation: a nested impl header may
-    /// reach past [`MAX_WIDTH`].
+    /// * the trait stays after `impl<generics>` when it fits there (indentation counted),
+    ///   else it goes on the next line, one level deeper, its generic arguments one per
+    ///   line when it does not fit there either;
+    /// * `for self_ty` follows the trait's last line when that is at most [`MAX_WIDTH`]
+    ///   wide *without* the first line's indentation (rustfmt measures it so: a nested
+    ///   header may reach past the width), else it goes on a line of its own;
+    /// * `{` ends a header of one line, else it opens the next line.
     pub(crate) fn impl_open(&mut self, head: &str, self_ty: &str) {
-        if head.len() + 5 + self_ty.len() + 2 <= MAX_WIDTH {
-            self.line(format_args!("{head} for {self_ty} {{"));
+        let (generics, trait_ref) = split_impl_head(head);
+        let for_self = format!(" for {self_ty}");
+        if self.fits(head.len()) {
+            if head.len() + for_self.len() + 2 <= MAX_WIDTH {
+                self.line(format_args!("{head}{for_self} {{"));
+            } else {
+                self.line(head);
+                self.depth += 1;
+                self.line(for_self.trim_start());
+                self.depth -= 1;
+                self.line("{");
+            }
         } else {
-            self.line(head);
+            self.line(generics);
             self.depth += 1;
-            self.line(format_args!("for {self_ty}"));
+            let ty = TyText::parse(trait_ref);
+            let last = if ty.args.is_empty() || self.fits(trait_ref.len()) {
+                trait_ref.to_string()
+            } else {
+                self.line(format_args!("{}<", ty.head));
+                self.depth += 1;
+                for a in &ty.args {
+                    self.ty("", a, ",");
+                }
+                self.depth -= 1;
+                ">".to_string()
+            };
+            if self.depth * INDENT.len() + last.len() + for_self.len() + 2 <= MAX_WIDTH {
+                self.line(format_args!("{last}{for_self}"));
+            } else {
+                self.line(last);
+                self.line(for_self.trim_start());
+            }
             self.depth -= 1;
             self.line("{");
         }
@@ -414,6 +449,85 @@ impl Code {
         }
     }
 
+    /// `lhs = rhs;` where `rhs` ends in `?`: as [`Code::assign`], except that rustfmt keeps
+    /// two columns free on a one-line `let` ending in `?;` (measured).
+    ///
+    /// When `rhs` fits on neither line, rustfmt leaves it on the first, except that a call
+    /// without arguments (`rhs` ending in `()?`) then breaks between its parentheses on the
+    /// next line.
+    pub(crate) fn assign_try(&mut self, lhs: &str, rhs: &str) {
+        let next_fits = self.fits(INDENT.len() + rhs.len() + 1);
+        if let (false, Some(callee)) = (next_fits, rhs.strip_suffix("()?")) {
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.line(format_args!("{callee}("));
+            self.line(")?;");
+            self.depth -= 1;
+        } else if self.fits(lhs.len() + 3 + rhs.len() + 3) || !next_fits {
+            self.line(format_args!("{lhs} = {rhs};"));
+        } else {
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.line(format_args!("{rhs};"));
+            self.depth -= 1;
+        }
+    }
+
+    /// `root.method(args)tries` (a method chain whose root is short, `self.0`) followed by
+    /// `suffix`, as rustfmt lays out a chain of one call after its root:
+    ///
+    /// * on one line when the chain is at most [`CHAIN_WIDTH`] wide and fits (rustfmt
+    ///   counts the `tries`, a trailing `?`, twice);
+    /// * else, when the call's arguments must break anyway, the call stays after the root
+    ///   and its arguments go one per line ("overflow"), provided `root.method(` is within
+    ///   the chain width and the broken call takes at least five lines, or no fewer lines
+    ///   than it would take on a line of its own;
+    /// * else the call goes on the next line, one level deeper.
+    pub(crate) fn chain(
+        &mut self,
+        root: &str,
+        method: &str,
+        args: &[&str],
+        tries: &str,
+        suffix: &str,
+    ) {
+        let args_len = joined_len(args, 2);
+        let flat_args = args_len <= CALL_WIDTH || args.len() == 1;
+        let last_flat = method.len() + 2 + args_len;
+        let almost = root.len() + tries.len();
+        let budget = CHAIN_WIDTH.saturating_sub(almost);
+        let tail = tries.len() + suffix.len();
+        let overflow = if flat_args && self.fits(root.len() + last_flat + tail) {
+            // The call's rewrite includes the tries, which `almost` counts already.
+            if last_flat + tries.len() <= budget {
+                self.line(format_args!(
+                    "{root}{method}({}){tries}{suffix}",
+                    Joined(args, ", ")
+                ));
+                return;
+            }
+            false
+        } else {
+            let broken_lines = args.len() + 2;
+            if method.len() + 1 > budget {
+                false
+            } else if broken_lines >= 5 {
+                true
+            } else {
+                let own_flat = flat_args && self.fits(INDENT.len() + last_flat + tail);
+                !own_flat
+            }
+        };
+        if overflow {
+            self.call(root, method, args, &format!("{tries}{suffix}"));
+        } else {
+            self.line(root);
+            self.depth += 1;
+            self.call("", method, args, &format!("{tries}{suffix}"));
+            self.depth -= 1;
+        }
+    }
+
     /// `name` and `Type` of `lhs` (`pub const name: Type`) when `lhs =` does not fit: rustfmt
     /// then breaks after the colon.
     fn split_typed_lhs<'l>(&self, lhs: &'l str) -> Option<(&'l str, &'l str)> {
@@ -421,6 +535,169 @@ impl Code {
             return None;
         }
         lhs.rsplit_once(": ")
+    }
+
+    /// The current depth.
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Lines already laid out for the current depth (indentation included).
+    pub(crate) fn raw(&mut self, lines: &str) {
+        self.flush_derives();
+        self.text.push_str(lines);
+    }
+
+    /// Items given as tokens, as prettyplease lays them out at the current depth (rustfmt,
+    /// when it runs, lays them out again).
+    pub(crate) fn formatted(&mut self, tokens: TokenStream) -> Result<(), crate::GenerateError> {
+        let lines = crate::format::items(self.depth, tokens)?;
+        self.raw(&lines);
+        Ok(())
+    }
+
+    /// [`Code::signature`] of a function returning `ret`, followed by `tail` (` {` opens the
+    /// body, `;` declares it): when even `) -> ret` does not fit after the broken
+    /// parameters, the return type's generic arguments go one per line between `Head<` and
+    /// `>`, as rustfmt breaks them.
+    pub(crate) fn signature_ret(&mut self, head: &str, params: &[&str], ret: &TyText, tail: &str) {
+        let ret_text = format!(" -> {ret}");
+        let one_line = head.len() + 2 + joined_len(params, 2) + ret_text.len() + tail.len();
+        // rustfmt keeps `) -> ret` on one line up to one column past the width.
+        if self.fits(one_line) || self.fits(ret_text.len() - 1) || ret.args.is_empty() {
+            self.signature(head, params, &ret_text, tail);
+            return;
+        }
+        self.line(format_args!("{head}("));
+        self.depth += 1;
+        for p in params {
+            self.line(format_args!("{p},"));
+        }
+        self.depth -= 1;
+        self.line(format_args!(") -> {}<", ret.head));
+        self.depth += 1;
+        // An argument too long for its line makes rustfmt give up on the signature and keep
+        // prettyplease's layout: the arguments whole, `>{` after them.
+        let kept = ret.args.iter().any(|a| !self.fits(a.flat_len() + 1));
+        for a in &ret.args {
+            if kept {
+                self.line(format_args!("{a},"));
+            } else {
+                self.ty("", a, ",");
+            }
+        }
+        self.depth -= 1;
+        let tail = if kept { tail.trim_start() } else { tail };
+        self.line(format_args!(">{tail}"));
+        if tail.ends_with('{') {
+            self.depth += 1;
+        }
+    }
+
+    /// `lhs = callee(t1 op t2);`, a macro call on a binary expression (`assert!(a == b)`):
+    /// on one line when it fits, else the call alone on the next line, else the expression
+    /// broken before the operator inside the call's parentheses.
+    pub(crate) fn assign_macro_binary(
+        &mut self,
+        lhs: &str,
+        callee: &str,
+        terms: &[&str],
+        op: &str,
+    ) {
+        let call_len = callee.len() + 2 + joined_len(terms, op.len() + 2);
+        if self.fits(lhs.len() + 3 + call_len + 1) {
+            self.line(format_args!(
+                "{lhs} = {callee}({});",
+                Joined(terms, &format!(" {op} "))
+            ));
+        } else if self.fits(INDENT.len() + call_len + 1) {
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.line(format_args!(
+                "{callee}({});",
+                Joined(terms, &format!(" {op} "))
+            ));
+            self.depth -= 1;
+        } else {
+            self.line(format_args!("{lhs} = {callee}("));
+            self.depth += 1;
+            self.binary("", terms, op, "");
+            self.depth -= 1;
+            self.line(");");
+        }
+    }
+
+    /// `lhs = amp[words];`, an array of plain words (paths, constants): on one line when
+    /// the words are at most [`ARRAY_WIDTH`] wide and it fits (on the next line when it
+    /// does not fit after `lhs = `), else one word per line.
+    pub(crate) fn assign_words(&mut self, lhs: &str, amp: &str, words: &[&str]) {
+        let flat_len = joined_len(words, 2);
+        let one_line = (flat_len <= ARRAY_WIDTH).then_some(amp.len() + 2 + flat_len);
+        self.assign_with(lhs, one_line, |code, prefix| {
+            if flat_len <= ARRAY_WIDTH && code.fits(prefix.len() + amp.len() + 2 + flat_len + 1) {
+                code.line(format_args!("{prefix}{amp}[{}];", Joined(words, ", ")));
+            } else {
+                code.line(format_args!("{prefix}{amp}["));
+                code.depth += 1;
+                for w in words {
+                    code.line(format_args!("{w},"));
+                }
+                code.depth -= 1;
+                code.line("];");
+            }
+        });
+    }
+
+    /// A match arm `pat => callee(inner(args, mac!(mac_args))),` (a call of a call whose
+    /// last argument is a macro call), as rustfmt lays it out: on one line when it fits,
+    /// else in a block when it fits there on one line; else the inner call's arguments one
+    /// per line after `pat => callee(inner(` when that fits; else in a block, with the
+    /// macro's arguments one per line when it does not fit on its line.
+    pub(crate) fn arm_call_of_call(
+        &mut self,
+        pat: &str,
+        callee: &str,
+        inner: &str,
+        args: &[&str],
+        mac: (&str, &[&str]),
+    ) {
+        let mac_text = format!("{}({})", mac.0, Joined(mac.1, ", "));
+        let mut all = args.to_vec();
+        all.push(&mac_text);
+        let args_len = joined_len(&all, 2);
+        let head = callee.len() + 1 + inner.len() + 1;
+        let flat = head + args_len + 2;
+        let args_fit = |code: &Self| all.iter().all(|a| code.fits(INDENT.len() + a.len() + 1));
+        if args_len <= CALL_WIDTH && self.fits(pat.len() + 4 + flat + 1) {
+            self.line(format_args!(
+                "{pat} => {callee}({inner}({})),",
+                Joined(&all, ", ")
+            ));
+        } else if args_len <= CALL_WIDTH && self.fits(INDENT.len() + flat) {
+            self.open(format_args!("{pat} =>"));
+            self.line(format_args!("{callee}({inner}({}))", Joined(&all, ", ")));
+            self.close();
+        } else if self.fits(pat.len() + 4 + head + 2) && args_fit(self) {
+            // The first line keeps room for the outer call's `)` and the arm's `,`.
+            self.line(format_args!("{pat} => {callee}({inner}("));
+            self.depth += 1;
+            for a in &all {
+                self.line(format_args!("{a},"));
+            }
+            self.depth -= 1;
+            self.line(")),");
+        } else {
+            self.open(format_args!("{pat} =>"));
+            self.line(format_args!("{callee}({inner}("));
+            self.depth += 1;
+            for a in args {
+                self.line(format_args!("{a},"));
+            }
+            self.call("", mac.0, mac.1, ",");
+            self.depth -= 1;
+            self.line("))");
+            self.close();
+        }
     }
 
     /// `text` (a statement, or an item when `item`) as prettyplease lays it out at the
@@ -438,6 +715,14 @@ impl Code {
     /// fits on the next line goes there, one level deeper.
     pub(crate) fn assign_call(&mut self, lhs: &str, callee: &str, args: &[&str]) {
         let args_len = joined_len(args, 2);
+        if !self.fits(lhs.len() + 3 + callee.len() + 1) {
+            // Not even `lhs = callee(` fits: the call goes on the next line.
+            self.line(format_args!("{lhs} ="));
+            self.depth += 1;
+            self.call("", callee, args, ";");
+            self.depth -= 1;
+            return;
+        }
         let one_line =
             (args_len <= CALL_WIDTH || args.len() == 1).then_some(callee.len() + 2 + args_len);
         self.assign_with(lhs, one_line, |code, prefix| {
@@ -687,6 +972,61 @@ impl TyText {
             + 2
             + self.args.iter().map(TyText::flat_len).sum::<usize>()
             + 2 * (self.args.len() - 1)
+    }
+}
+
+impl TyText {
+    /// A type written as text, split into its generic arguments where it ends in `<..>`
+    /// after a plain path (references, tuples, arrays and `dyn` types stay whole).
+    pub(crate) fn parse(text: &str) -> Self {
+        let open = match text.find('<') {
+            Some(open) if text.ends_with('>') => open,
+            _ => return TyText::leaf(text),
+        };
+        let head = &text[..open];
+        if head.is_empty() || head.contains([' ', '&', '(', '[']) {
+            return TyText::leaf(text);
+        }
+        let inner = &text[open + 1..text.len() - 1];
+        let mut args = Vec::new();
+        let (mut depth, mut start) = (0usize, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    args.push(TyText::parse(inner[start..i].trim()));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        args.push(TyText::parse(inner[start..].trim()));
+        TyText::generic(head, args)
+    }
+}
+
+/// `impl<generics>` and the trait of an impl header `impl<generics> Trait`.
+fn split_impl_head(head: &str) -> (&str, &str) {
+    if let Some(rest) = head.strip_prefix("impl<") {
+        let mut depth = 1usize;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let end = "impl<".len() + i + 1;
+                        return (&head[..end], head[end..].trim_start());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    match head.split_once(' ') {
+        Some((generics, trait_ref)) => (generics, trait_ref),
+        None => (head, ""),
     }
 }
 

@@ -210,7 +210,11 @@ impl<'m, 'd> Emitter<'m, 'd> {
                 Body::Enum { .. } => text(&|c| self.enumeration(c, id)),
                 Body::Flags { .. } => text(&|c| self.flags(c, id)),
                 Body::Const { .. } => tokens(self.constant(id)),
-                Body::Service { .. } => tokens(self.service(id)),
+                Body::Service { .. } => {
+                    let mut code = Code::new(depth);
+                    self.service(&mut code, id)?;
+                    Ok(Item::Text(code.into_text()))
+                }
                 Body::Decorator => Ok(Item::Text(String::new())),
             },
             Source::Owned(id) => {
@@ -751,14 +755,6 @@ impl<'m, 'd> Emitter<'m, 'd> {
             Ty::Map(k, v) => self.ty_touches_deprecated(k) || self.ty_touches_deprecated(v),
             Ty::Def(d) => self.def(*d).deprecated.is_some(),
             _ => false,
-        }
-    }
-
-    pub(crate) fn allow_deprecated(&self, id: DefId) -> TokenStream {
-        if self.touches_deprecated(id) {
-            quote!(#[allow(deprecated)])
-        } else {
-            TokenStream::new()
         }
     }
 

@@ -83,12 +83,14 @@ impl Emitter<'_, '_> {
     fn encode_to_vec(&self, code: &mut Code) {
         let rt = &self.rt_text;
         code.line("/// Encodes into a new vector of exactly the encoded size.");
-        code.signature(
-            "pub fn encode_to_vec",
-            &["&self"],
-            &format!(" -> ::core::result::Result<{rt}::alloc_types::Vec<u8>, {rt}::Error>"),
-            " {",
+        let ret = TyText::generic(
+            "::core::result::Result",
+            vec![
+                TyText::generic(format!("{rt}::alloc_types::Vec"), vec![TyText::leaf("u8")]),
+                TyText::leaf(format!("{rt}::Error")),
+            ],
         );
+        code.signature_ret("pub fn encode_to_vec", &["&self"], &ret, " {");
         let size = format!("{rt}::Encode::encoded_size(self)");
         code.assign_call(
             "let mut out",

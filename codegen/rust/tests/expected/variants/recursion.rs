@@ -1173,8 +1173,10 @@ pub mod owned {
                 /// Encodes into a new vector of exactly the encoded size.
                 pub fn encode_to_vec(
                     &self,
-                ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
-                {
+                ) -> ::core::result::Result<
+                    ::bebop_runtime::alloc_types::Vec<u8>,
+                    ::bebop_runtime::Error,
+                > {
                     let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                         ::bebop_runtime::Encode::encoded_size(self),
                     );
@@ -1263,8 +1265,10 @@ pub mod owned {
                 /// Encodes into a new vector of exactly the encoded size.
                 pub fn encode_to_vec(
                     &self,
-                ) -> ::core::result::Result<::bebop_runtime::alloc_types::Vec<u8>, ::bebop_runtime::Error>
-                {
+                ) -> ::core::result::Result<
+                    ::bebop_runtime::alloc_types::Vec<u8>,
+                    ::bebop_runtime::Error,
+                > {
                     let mut out = ::bebop_runtime::alloc_types::Vec::with_capacity(
                         ::bebop_runtime::Encode::encoded_size(self),
                     );
