@@ -1249,6 +1249,40 @@ mod tests {
     }
 
     #[test]
+    fn types_written_as_text_split_into_their_generic_arguments() {
+        let ty = TyText::parse("::a::Lend<'a, super::X<'a, (u8, u16)>>");
+        assert_eq!(ty.head, "::a::Lend");
+        assert_eq!(ty.args.len(), 2);
+        assert_eq!(ty.args[1].head, "super::X");
+        assert_eq!(ty.args[1].args[1], TyText::leaf("(u8, u16)"));
+        assert_eq!(ty.to_string(), "::a::Lend<'a, super::X<'a, (u8, u16)>>");
+        for whole in ["&'a str", "[u8; 4]", "(A<u8>, B)", "u32", "&X<u8>"] {
+            assert_eq!(TyText::parse(whole), TyText::leaf(whole));
+        }
+    }
+
+    #[test]
+    fn impl_heads_split_after_their_generics() {
+        assert_eq!(
+            split_impl_head("impl<'a, T: A<B>> Tr<'a, T>"),
+            ("impl<'a, T: A<B>>", "Tr<'a, T>")
+        );
+        assert_eq!(split_impl_head("impl ::x::Tr"), ("impl", "::x::Tr"));
+    }
+
+    #[test]
+    fn a_long_impl_header_breaks_its_trait_before_its_self_type() {
+        let mut code = Code::new(3);
+        let view = format!("super::super::super::p0::p1::{}<'a>", "R".repeat(30));
+        code.impl_open(&format!("impl<'a> ::bebop_core::Lend<'a, {view}>"), "Short");
+        code.close();
+        let want = format!(
+            "            impl<'a>\n                ::bebop_core::Lend<\n                    'a,\n                    {view},\n                > for Short\n            {{\n            }}\n"
+        );
+        assert_eq!(code.into_text(), want);
+    }
+
+    #[test]
     fn user_tokens_are_spaced_as_rustfmt_spaces_them() {
         assert_eq!(text("::bebop_core"), "::bebop_core");
         assert_eq!(text(":: my :: rt"), "::my::rt");
