@@ -221,6 +221,18 @@ impl Code {
             self.signature(head, params, &ret_text, " {");
             return;
         }
+        self.broken_signature_ret(head, params, ret);
+        for a in &ret.args {
+            self.line(format_args!("{a},"));
+        }
+        self.depth -= 1;
+        self.line(">{");
+        self.depth += 1;
+    }
+
+    /// The start of a signature whose parameters and return type both break: `head(`, one
+    /// parameter per line, `) -> Head<`, one level deeper for the type's arguments.
+    fn broken_signature_ret(&mut self, head: &str, params: &[&str], ret: &TyText) {
         self.line(format_args!("{head}("));
         self.depth += 1;
         for p in params {
@@ -228,12 +240,6 @@ impl Code {
         }
         self.depth -= 1;
         self.line(format_args!(") -> {}<", ret.head));
-        self.depth += 1;
-        for a in &ret.args {
-            self.line(format_args!("{a},"));
-        }
-        self.depth -= 1;
-        self.line(">{");
         self.depth += 1;
     }
 
@@ -568,14 +574,7 @@ impl Code {
             self.signature(head, params, &ret_text, tail);
             return;
         }
-        self.line(format_args!("{head}("));
-        self.depth += 1;
-        for p in params {
-            self.line(format_args!("{p},"));
-        }
-        self.depth -= 1;
-        self.line(format_args!(") -> {}<", ret.head));
-        self.depth += 1;
+        self.broken_signature_ret(head, params, ret);
         // An argument too long for its line makes rustfmt give up on the signature and keep
         // prettyplease's layout: the arguments whole, `>{` after them.
         let kept = ret.args.iter().any(|a| !self.fits(a.flat_len() + 1));

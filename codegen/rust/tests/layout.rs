@@ -147,6 +147,27 @@ fn generators() -> Vec<(&'static str, Generator)> {
     ]
 }
 
+/// Adds to `failures` where the output for the schema `text` (named `file`, in a package
+/// `depth` levels deep) differs from what rustfmt makes of it, for every generator but,
+/// when `skip_long`, those with a long runtime path.
+fn differences(depth: usize, file: &str, text: &str, skip_long: bool, failures: &mut Vec<String>) {
+    let request = common::request_for(file, text);
+    for (what, generator) in generators() {
+        if skip_long && what.starts_with("long") {
+            continue;
+        }
+        let code = generator.generate_request(&request).expect("generates");
+        let out = &code.files[0].content;
+        let formatted = rustfmt(out);
+        if &formatted != out {
+            failures.push(format!(
+                "depth {depth}, {what}: {}",
+                first_difference(out, &formatted)
+            ));
+        }
+    }
+}
+
 #[test]
 fn enums_and_flags_are_written_in_rustfmt_layout() {
     let lens = [1, 4, 9, 16, 23, 30, 37, 44, 51, 55, 60];
@@ -157,18 +178,7 @@ fn enums_and_flags_are_written_in_rustfmt_layout() {
         // lays it out).
         let lens = if depth < 4 { &lens[..] } else { &lens[..8] };
         let text = schema(depth, lens);
-        let request = common::request_for("layout.bop", &text);
-        for (what, generator) in generators() {
-            let code = generator.generate_request(&request).expect("generates");
-            let out = &code.files[0].content;
-            let formatted = rustfmt(out);
-            if &formatted != out {
-                failures.push(format!(
-                    "depth {depth}, {what}: {}",
-                    first_difference(out, &formatted)
-                ));
-            }
-        }
+        differences(depth, "layout.bop", &text, false, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -226,23 +236,9 @@ fn records_are_written_in_rustfmt_layout() {
     let mut failures = Vec::new();
     for depth in [0, 1] {
         let text = record_schema(depth, &lens);
-        let request = common::request_for("records.bop", &text);
-        for (what, generator) in generators() {
-            // Twenty-character names after a long runtime path make sums of calls that
-            // rustfmt breaks inside the calls, which the writer does not do.
-            if what.starts_with("long") {
-                continue;
-            }
-            let code = generator.generate_request(&request).expect("generates");
-            let out = &code.files[0].content;
-            let formatted = rustfmt(out);
-            if &formatted != out {
-                failures.push(format!(
-                    "depth {depth}, {what}: {}",
-                    first_difference(out, &formatted)
-                ));
-            }
-        }
+        // Twenty-character names after a long runtime path make sums of calls that
+        // rustfmt breaks inside the calls, which the writer does not do.
+        differences(depth, "records.bop", &text, true, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -283,23 +279,9 @@ fn services_are_written_in_rustfmt_layout() {
     let mut failures = Vec::new();
     for depth in [0, 1, 2, 3] {
         let text = service_schema(depth, &lens);
-        let request = common::request_for("services.bop", &text);
-        for (what, generator) in generators() {
-            // A long runtime path breaks the parameter types of the service's fixed methods
-            // (`describe`), which the writer does not do.
-            if what.starts_with("long") {
-                continue;
-            }
-            let code = generator.generate_request(&request).expect("generates");
-            let out = &code.files[0].content;
-            let formatted = rustfmt(out);
-            if &formatted != out {
-                failures.push(format!(
-                    "depth {depth}, {what}: {}",
-                    first_difference(out, &formatted)
-                ));
-            }
-        }
+        // A long runtime path breaks the parameter types of the service's fixed methods
+        // (`describe`), which the writer does not do.
+        differences(depth, "services.bop", &text, true, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

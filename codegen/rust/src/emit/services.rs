@@ -624,31 +624,35 @@ impl Emitter<'_, '_> {
                     "",
                 );
             }
-            MethodType::ClientStream => {
-                code.docs(&[format!(
-                    "Calls `{}`: send the requests (`{}`) on the returned call, then `finish` it for the response.",
-                    m.src_name, m.request_text
-                )]);
-                code.signature_ret(
-                    &format!("pub fn {fn_name}"),
-                    &["&mut self", &options],
-                    &result_of(call("ClientStreamCall"), error()),
-                    " {",
-                );
-                code.chain("self.0", ".client_stream", &[&id, "options"], "", "");
-            }
+            // Client streams and duplex (an unknown kind is served as duplex, as elsewhere).
             _ => {
-                code.docs(&[format!(
-                    "Calls `{}`: send requests and read responses on the returned call.",
-                    m.src_name
-                )]);
+                let (doc, ty, method) = if m.method_type == MethodType::ClientStream {
+                    (
+                        format!(
+                            "Calls `{}`: send the requests (`{}`) on the returned call, then `finish` it for the response.",
+                            m.src_name, m.request_text
+                        ),
+                        "ClientStreamCall",
+                        ".client_stream",
+                    )
+                } else {
+                    (
+                        format!(
+                            "Calls `{}`: send requests and read responses on the returned call.",
+                            m.src_name
+                        ),
+                        "DuplexCall",
+                        ".duplex",
+                    )
+                };
+                code.docs(&[doc]);
                 code.signature_ret(
                     &format!("pub fn {fn_name}"),
                     &["&mut self", &options],
-                    &result_of(call("DuplexCall"), error()),
+                    &result_of(call(ty), error()),
                     " {",
                 );
-                code.chain("self.0", ".duplex", &[&id, "options"], "", "");
+                code.chain("self.0", method, &[&id, "options"], "", "");
             }
         }
         code.close();
