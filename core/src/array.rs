@@ -144,8 +144,7 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
                 match T::FIXED_SIZE {
                     Some(size) => {
                         let at = index * size;
-                        let chunk = bytes.get(at..at + size)?;
-                        T::decode(&mut Reader::trusted(chunk)).ok()
+                        decode_chunk(bytes.get(at..at + size)?)
                     }
                     None => self.iter().nth(index),
                 }
@@ -253,7 +252,7 @@ const fn fixed_size<'a, T: Decode<'a>>() -> Option<usize> {
 /// Decodes one fixed-size element from exactly its validated bytes.
 #[inline(always)]
 fn decode_chunk<'a, T: Decode<'a>>(chunk: &'a [u8]) -> Option<T> {
-    T::decode(&mut Reader::trusted(chunk)).ok()
+    T::decode_exact(chunk)
 }
 
 impl<'a, T: Scalar> Array<'a, T> {
@@ -632,11 +631,13 @@ impl<'a, T, const N: usize> FixedArray<'a, T, N> {
 
 impl<'a, T: Decode<'a> + Clone, const N: usize> FixedArray<'a, T, N> {
     /// The element at `index`.
+    #[inline]
     pub fn get(&self, index: usize) -> Option<T> {
         self.inner.get(index)
     }
 
     /// Iterates over the elements.
+    #[inline]
     pub fn iter(&self) -> Iter<'a, T> {
         self.inner.iter()
     }

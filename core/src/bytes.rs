@@ -121,6 +121,7 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
 impl<'a, T: Decode<'a> + Default, const N: usize> Decode<'a> for [T; N] {
     const ALWAYS_VALID: bool = T::ALWAYS_VALID;
 
+    #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         if T::FIXED_SIZE == Some(0) {
             reader.charge_empty(N)?;

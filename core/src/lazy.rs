@@ -105,6 +105,7 @@ impl<T: WireSize> WireSize for Lazy<'_, T> {
 }
 
 impl<'a, T: Decode<'a>> Decode<'a> for Lazy<'a, T> {
+    #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         let bytes = reader.span::<T>()?;
         Ok(Lazy {

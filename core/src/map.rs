@@ -105,6 +105,7 @@ impl<'a, K, V> Map<'a, K, V> {
 
 impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Map<'a, K, V> {
     /// Iterates over the entries in wire order.
+    #[inline]
     pub fn iter(&self) -> Iter<'a, K, V> {
         Iter {
             repr: match self.repr {
@@ -159,6 +160,7 @@ impl<K, V> WireSize for Map<'_, K, V> {
 }
 
 impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
+    #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         let entry_min = K::MIN_SIZE + V::MIN_SIZE;
         let len = reader.read_length(entry_min)?;
@@ -306,6 +308,10 @@ enum IterRepr<'a, K, V> {
 impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Iterator for Iter<'a, K, V> {
     type Item = (K, V);
 
+    // Inline: out of line, each entry came back through memory and was copied with wider
+    // loads than the stores that wrote it, a store-forwarding stall that took 60% of the
+    // time of walking a decoded JsonLarge.
+    #[inline]
     fn next(&mut self) -> Option<(K, V)> {
         match &mut self.repr {
             IterRepr::Slice(it) => it.next().cloned(),

@@ -90,6 +90,7 @@ impl<T: WireSize> WireSize for Box<T> {
 
 impl<'a, T: Decode<'a>> Decode<'a> for Box<T> {
     const ALWAYS_VALID: bool = T::ALWAYS_VALID;
+    #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         T::decode(reader).map(Box::new)
     }

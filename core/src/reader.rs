@@ -86,11 +86,13 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader over `bytes` with [`Limits::DEFAULT`].
+    #[inline]
     pub const fn new(bytes: &'a [u8]) -> Self {
         Self::with_limits(bytes, Limits::DEFAULT)
     }
 
     /// A reader over `bytes` with the given limits.
+    #[inline]
     pub const fn with_limits(bytes: &'a [u8], limits: Limits) -> Self {
         Reader {
             rest: bytes,
@@ -103,6 +105,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A reader over bytes that an earlier decode already validated (used by views).
+    #[inline]
     pub(crate) const fn trusted(bytes: &'a [u8]) -> Self {
         let mut r = Self::with_limits(bytes, Limits::NONE);
         r.validated = true;
@@ -242,14 +245,19 @@ impl<'a> Reader<'a> {
     }
 
     /// Fails with [`ErrorKind::TrailingBytes`] unless the input is used up.
+    #[inline]
     pub fn finish(&self) -> Result<(), Error> {
         if self.rest.is_empty() {
             Ok(())
         } else {
-            Err(self
-                .error(ErrorKind::TrailingBytes)
-                .with_detail(self.rest.len() as u64))
+            Err(self.trailing_bytes())
         }
+    }
+
+    #[cold]
+    fn trailing_bytes(&self) -> Error {
+        self.error(ErrorKind::TrailingBytes)
+            .with_detail(self.rest.len() as u64)
     }
 
     /// Runs `f` one nesting level deeper, failing with [`ErrorKind::TooDeep`] when the depth
@@ -279,6 +287,7 @@ impl<'a> Reader<'a> {
 
     /// Runs `f` on the next `len` bytes as a scope of their own, then continues after them
     /// whatever `f` read. `len_at` is where the prefix was, for the error.
+    #[inline(always)]
     fn scoped<T>(
         &mut self,
         len_at: usize,

@@ -49,6 +49,10 @@ macro_rules! scalar {
             fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
                 reader.read_array::<$n>().map(|b| <$t>::from_le_bytes(*b))
             }
+            #[inline(always)]
+            fn decode_exact(bytes: &'a [u8]) -> Option<Self> {
+                Some(<Self as Scalar>::from_le(bytes))
+            }
             #[cfg(feature = "alloc")]
             fn extend_vec(
                 reader: &mut Reader<'a>,
@@ -93,6 +97,9 @@ macro_rules! scalar {
         impl Scalar for $t {
             #[inline]
             fn from_le(bytes: &[u8]) -> Self {
+                if let Ok(raw) = <[u8; $n]>::try_from(bytes) {
+                    return <$t>::from_le_bytes(raw);
+                }
                 let mut raw = [0u8; $n];
                 for (dst, src) in raw.iter_mut().zip(bytes) {
                     *dst = *src;
@@ -177,6 +184,50 @@ mod tests {
         let h = f16::from_f32(-2.5);
         h.encode_into(&mut buf).unwrap();
         assert_eq!(f16::from_bytes(&buf), Ok(h));
+    }
+
+    /// `decode_exact` (how arrays iterate) agrees with `decode` for every scalar type, on
+    /// every bit pattern tried, including the `Reader`-based default it overrides.
+    fn exact_agrees<T: Scalar + PartialEq + core::fmt::Debug>(bytes: &[u8]) {
+        let size = core::mem::size_of::<T>();
+        for chunk in bytes.chunks_exact(size) {
+            let by_reader = T::decode(&mut Reader::trusted(chunk)).ok();
+            let exact = T::decode_exact(chunk);
+            let bytes_of = |v: &T| bytemuck::bytes_of(v).to_vec();
+            assert_eq!(
+                exact.as_ref().map(bytes_of),
+                by_reader.as_ref().map(bytes_of)
+            );
+            assert_eq!(exact.as_ref().map(bytes_of), Some(chunk.to_vec()));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decode_exact_agrees_with_decode(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+            exact_agrees::<u8>(&bytes);
+            exact_agrees::<i8>(&bytes);
+            exact_agrees::<u16>(&bytes);
+            exact_agrees::<i16>(&bytes);
+            exact_agrees::<f16>(&bytes);
+            exact_agrees::<bf16>(&bytes);
+            exact_agrees::<u32>(&bytes);
+            exact_agrees::<i32>(&bytes);
+            exact_agrees::<f32>(&bytes);
+            exact_agrees::<u64>(&bytes);
+            exact_agrees::<i64>(&bytes);
+            exact_agrees::<f64>(&bytes);
+            exact_agrees::<u128>(&bytes);
+            exact_agrees::<i128>(&bytes);
+        }
+    }
+
+    #[test]
+    fn from_le_reads_missing_bytes_as_zero_and_ignores_extra_ones() {
+        assert_eq!(<u32 as Scalar>::from_le(&[1, 2]), 0x0201);
+        assert_eq!(<u16 as Scalar>::from_le(&[1, 2, 3]), 0x0201);
+        assert_eq!(<u64 as Scalar>::from_le(&[]), 0);
+        assert_eq!(<u16 as Scalar>::from_le(&[1, 2]), 0x0201);
     }
 
     #[test]

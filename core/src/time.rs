@@ -189,6 +189,7 @@ impl FixedSize for Timestamp {
 }
 
 impl<'a> Decode<'a> for Timestamp {
+    #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         let at = reader.offset();
         let b = reader.read_array::<16>()?;
@@ -354,6 +355,7 @@ impl FixedSize for Duration {
 }
 
 impl<'a> Decode<'a> for Duration {
+    #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         let at = reader.offset();
         let b = reader.read_array::<12>()?;
