@@ -175,13 +175,7 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
                 V::skip(reader)?;
             }
         } else {
-            reader.nested(|r| {
-                for _ in 0..len {
-                    K::decode(r)?;
-                    V::decode(r)?;
-                }
-                Ok(())
-            })?;
+            check_entries::<K, V>(reader, len)?;
         }
         let used = start.len() - reader.remaining();
         Ok(Map {
@@ -192,6 +186,24 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
             },
         })
     }
+}
+
+/// Decodes (so validates) `len` entries one nesting level deeper. Out of line: for a
+/// recursive value type (a JSON object's values) this is the one call through which decoding
+/// recurses, so the value's own decoder stays small enough to inline into the loops that
+/// re-read validated entries.
+#[inline(never)]
+fn check_entries<'a, K: Decode<'a>, V: Decode<'a>>(
+    reader: &mut Reader<'a>,
+    len: usize,
+) -> Result<(), Error> {
+    reader.nested(|r| {
+        for _ in 0..len {
+            K::decode(r)?;
+            V::decode(r)?;
+        }
+        Ok(())
+    })
 }
 
 impl<'a, K: Decode<'a> + Encode, V: Decode<'a> + Encode> Encode for Map<'a, K, V> {
