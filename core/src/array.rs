@@ -144,7 +144,7 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
                 match T::FIXED_SIZE {
                     Some(size) => {
                         let at = index * size;
-                        decode_chunk(bytes.get(at..at + size)?)
+                        T::decode_exact(bytes.get(at..at + size)?)
                     }
                     None => self.iter().nth(index),
                 }
@@ -247,12 +247,6 @@ const fn fixed_size<'a, T: Decode<'a>>() -> Option<usize> {
         Some(0) | None => None,
         Some(size) => Some(size),
     }
-}
-
-/// Decodes one fixed-size element from exactly its validated bytes.
-#[inline(always)]
-fn decode_chunk<'a, T: Decode<'a>>(chunk: &'a [u8]) -> Option<T> {
-    T::decode_exact(chunk)
 }
 
 impl<'a, T: Scalar> Array<'a, T> {
@@ -425,7 +419,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                 let size = fixed_size::<T>()?;
                 let (chunk, rest) = bytes.split_at_checked(size)?;
                 *bytes = rest;
-                let item = decode_chunk(chunk);
+                let item = T::decode_exact(chunk);
                 if item.is_none() {
                     // Only a broken `Decode` impl fails on validated bytes; stop there.
                     *bytes = &[];
@@ -501,7 +495,7 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                 };
                 let mut acc = init;
                 for chunk in bytes.chunks_exact(size) {
-                    match decode_chunk(chunk) {
+                    match T::decode_exact(chunk) {
                         Some(item) => acc = f(acc, item),
                         None => break,
                     }

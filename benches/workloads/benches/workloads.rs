@@ -29,13 +29,7 @@ impl CaseSink for Benches<'_> {
         _wire_bytes: usize,
         run: &mut dyn FnMut(u64) -> Duration,
     ) {
-        let op = match op {
-            Op::Encode => "encode",
-            Op::Decode => "decode",
-            Op::DecodeWalk => "decode_walk",
-            Op::RoundTrip => "round_trip",
-        };
-        let id = format!("{}/{}/{op}", workload.name, format.name());
+        let id = format!("{}/{}/{}", workload.name, format.name(), op.id());
         self.c.bench_function(&id, |b| b.iter_custom(&mut *run));
     }
 }

@@ -38,13 +38,7 @@ impl CaseSink for Target {
         _wire_bytes: usize,
         run: &mut dyn FnMut(u64) -> Duration,
     ) {
-        let op_name = match op {
-            Op::Encode => "encode",
-            Op::Decode => "decode",
-            Op::DecodeWalk => "decode_walk",
-            Op::RoundTrip => "round_trip",
-        };
-        if workload.name != self.workload || format.name() != self.format || op_name != self.op {
+        if workload.name != self.workload || format.name() != self.format || op.id() != self.op {
             return;
         }
         self.found = true;

@@ -145,6 +145,16 @@ impl Op {
             Op::RoundTrip => "round trip",
         }
     }
+
+    /// The name as an identifier: criterion's benchmark ids and `examples/profile.rs`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Op::Encode => "encode",
+            Op::Decode => "decode",
+            Op::DecodeWalk => "decode_walk",
+            Op::RoundTrip => "round_trip",
+        }
+    }
 }
 
 /// A workload: its name as in the paper and the harness, and its group.
