@@ -168,10 +168,7 @@ impl<'a, T: Decode<'a> + Clone> Array<'a, T> {
         Iter {
             repr: match self.repr {
                 Repr::Wire { bytes, .. } if fixed_size::<T>().is_some() => IterRepr::Fixed(bytes),
-                Repr::Wire { bytes, len, .. } => IterRepr::Wire {
-                    reader: Reader::trusted(bytes),
-                    left: len,
-                },
+                Repr::Wire { bytes, len, .. } => IterRepr::Wire { bytes, left: len },
                 Repr::Slice(items) => IterRepr::Slice(items.iter()),
                 Repr::Lent(items) => IterRepr::Lent(items.iter()),
             },
@@ -383,9 +380,9 @@ pub struct Iter<'a, T> {
 enum IterRepr<'a, T> {
     /// Elements of a fixed, non-zero size: the validated bytes of those not yet read.
     Fixed(&'a [u8]),
-    /// Other elements: a reader over the validated bytes and how many elements are left.
+    /// Other elements: the validated bytes of those not yet read, and how many are left.
     Wire {
-        reader: Reader<'a>,
+        bytes: &'a [u8],
         left: usize,
     },
     Slice(core::slice::Iter<'a, T>),
@@ -398,10 +395,7 @@ impl<T> Clone for Iter<'_, T> {
         Iter {
             repr: match &self.repr {
                 IterRepr::Fixed(bytes) => IterRepr::Fixed(bytes),
-                IterRepr::Wire { reader, left } => IterRepr::Wire {
-                    reader: reader.clone(),
-                    left: *left,
-                },
+                IterRepr::Wire { bytes, left } => IterRepr::Wire { bytes, left: *left },
                 IterRepr::Slice(it) => IterRepr::Slice(it.clone()),
                 IterRepr::Lent(it) => IterRepr::Lent(it.clone()),
             },
@@ -428,14 +422,14 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
             }
             IterRepr::Slice(it) => it.next().cloned(),
             IterRepr::Lent(it) => it.next(),
-            IterRepr::Wire { reader, left } => {
+            IterRepr::Wire { bytes, left } => {
                 if *left == 0 {
                     return None;
                 }
                 *left -= 1;
                 // The bytes were validated when the view was decoded, so this cannot fail;
                 // if a broken `Decode` impl makes it fail anyway, the iteration ends.
-                match T::decode(reader) {
+                match Reader::read_trusted(bytes, T::decode) {
                     Ok(item) => Some(item),
                     Err(_) => {
                         *left = 0;
@@ -469,11 +463,11 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                     }
                 }
             }
-            IterRepr::Wire { reader, left } => {
+            IterRepr::Wire { bytes, left } => {
                 // Hop over the elements in between without decoding them.
                 let skip = n.min(*left);
                 for _ in 0..skip {
-                    if T::skip(reader).is_err() {
+                    if Reader::read_trusted(bytes, T::skip).is_err() {
                         *left = 0;
                         return None;
                     }
@@ -531,19 +525,16 @@ impl<'a, T: Decode<'a>> Iter<'a, T> {
                 *bytes = rest;
                 IterRepr::Fixed(front)
             }
-            IterRepr::Wire { reader, left } => {
+            IterRepr::Wire { bytes, left } => {
                 if *left == 0 {
                     return None;
                 }
                 let count = n.min(*left);
-                let front = IterRepr::Wire {
-                    reader: reader.clone(),
-                    left: count,
-                };
+                let front = IterRepr::Wire { bytes, left: count };
                 *left -= count;
                 for _ in 0..count {
                     // As in `nth`: only a broken `Decode` impl fails on validated bytes.
-                    if T::skip(reader).is_err() {
+                    if Reader::read_trusted(bytes, T::skip).is_err() {
                         *left = 0;
                         break;
                     }

@@ -87,6 +87,23 @@ pub trait Decode<'a>: WireSize + Sized {
         }
     }
 
+    /// Validates the next value exactly as [`decode`](Self::decode) does, without building
+    /// it: how arrays and maps check their elements when decoded (their views decode each
+    /// element again when it is read).
+    ///
+    /// Generated messages, structs and unions check field by field, so that validating an
+    /// array of records assembles no record. The default decodes the value and drops it.
+    #[doc(hidden)]
+    #[inline]
+    fn check(reader: &mut Reader<'a>) -> Result<(), Error> {
+        Self::decode(reader).map(drop)
+    }
+
+    /// True when [`check`](Self::check) is the type's own, not the default: where it is not,
+    /// arrays decode their elements instead (the same work; see `Reader::check_elements`).
+    #[doc(hidden)]
+    const OWN_CHECK: bool = false;
+
     /// Decodes one value of a fixed, non-zero size from exactly its wire bytes, which an
     /// earlier decode validated: how views iterate arrays of fixed-size elements.
     ///

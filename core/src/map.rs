@@ -110,7 +110,7 @@ impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Map<'a, K, V> {
         Iter {
             repr: match self.repr {
                 Repr::Wire { bytes, len, .. } => IterRepr::Wire {
-                    reader: Reader::trusted(bytes),
+                    bytes,
                     left: len,
                     _kv: PhantomData,
                 },
@@ -199,8 +199,8 @@ fn check_entries<'a, K: Decode<'a>, V: Decode<'a>>(
 ) -> Result<(), Error> {
     reader.nested(|r| {
         for _ in 0..len {
-            K::decode(r)?;
-            V::decode(r)?;
+            K::check(r)?;
+            V::check(r)?;
         }
         Ok(())
     })
@@ -307,8 +307,9 @@ pub struct Iter<'a, K, V> {
 }
 
 enum IterRepr<'a, K, V> {
+    /// The validated bytes of the entries not yet read, and how many are left.
     Wire {
-        reader: Reader<'a>,
+        bytes: &'a [u8],
         left: usize,
         _kv: PhantomData<fn() -> (K, V)>,
     },
@@ -328,15 +329,15 @@ impl<'a, K: Decode<'a> + Clone, V: Decode<'a> + Clone> Iterator for Iter<'a, K, 
         match &mut self.repr {
             IterRepr::Slice(it) => it.next().cloned(),
             IterRepr::Lent(it) => it.next(),
-            IterRepr::Wire { reader, left, .. } => {
+            IterRepr::Wire { bytes, left, .. } => {
                 if *left == 0 {
                     return None;
                 }
                 *left -= 1;
                 // Validated when decoded; a failure here can only come from a broken impl.
-                match (K::decode(reader), V::decode(reader)) {
-                    (Ok(k), Ok(v)) => Some((k, v)),
-                    _ => {
+                match Reader::read_trusted(bytes, |r| Ok((K::decode(r)?, V::decode(r)?))) {
+                    Ok(entry) => Some(entry),
+                    Err(_) => {
                         *left = 0;
                         None
                     }

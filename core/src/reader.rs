@@ -113,6 +113,25 @@ impl<'a> Reader<'a> {
         r
     }
 
+    /// Runs `f` on a reader over the front of `bytes`, which an earlier decode validated,
+    /// and moves `bytes` past what `f` read: how iterators of views read their next element.
+    ///
+    /// The reader is a local of the caller's frame, not kept in the iterator: the compiler
+    /// then sees that it is validated (every check of that folds away) and keeps it in
+    /// registers, where a reader stored in the iterator is loaded and stored around every
+    /// field. Measured on TreeWide (benches/workloads): walking it took 165 instructions per
+    /// node with the reader in the iterator, 127 with it here.
+    #[inline(always)]
+    pub(crate) fn read_trusted<R>(
+        bytes: &mut &'a [u8],
+        f: impl FnOnce(&mut Reader<'a>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let mut reader = Reader::trusted(bytes);
+        let out = f(&mut reader);
+        *bytes = reader.rest;
+        out
+    }
+
     /// True for a reader over bytes an earlier decode validated: a view re-reading its own
     /// bytes. Such readers find the end of nested arrays, maps and lazy values by hopping
     /// over their elements with [`Decode::skip`] rather than by checking them again.
@@ -242,6 +261,26 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn read<T: Decode<'a>>(&mut self) -> Result<T, Error> {
         T::decode(self)
+    }
+
+    /// Validates the next value as the type of the message field `field` selects (an
+    /// `Option<T>`; the function is never called, it only names the type): how generated
+    /// messages implement [`Decode::check`].
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn check_field<S, T: Decode<'a>>(
+        &mut self,
+        _field: fn(&S) -> &Option<T>,
+    ) -> Result<(), Error> {
+        T::check(self)
+    }
+
+    /// Validates the next value as the type `branch` wraps (a union variant's constructor,
+    /// never called): how generated unions implement [`Decode::check`].
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn check_branch<S, T: Decode<'a>>(&mut self, _branch: fn(T) -> S) -> Result<(), Error> {
+        T::check(self)
     }
 
     /// Fails with [`ErrorKind::TrailingBytes`] unless the input is used up.
@@ -442,6 +481,11 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        // A view re-reading its own bytes hops over messages and unions here, inline: one
+        // length read per element, where the call cost more than the hop.
+        if T::OWN_CHECK && self.validated {
+            return self.skip_elements::<T>(count);
+        }
         self.check_elements::<T>(count)
     }
 
@@ -472,7 +516,15 @@ impl<'a> Reader<'a> {
         }
         self.nested(|r| {
             for _ in 0..count {
-                T::decode(r)?;
+                // Elements without a `check` of their own are decoded here rather than
+                // through the default `check`: the same work, but the compiler keeps the
+                // reader in registers through this loop only so (an array of 8 small
+                // structs: 274 instructions against 412).
+                if T::OWN_CHECK {
+                    T::check(r)?;
+                } else {
+                    T::decode(r)?;
+                }
             }
             Ok(())
         })?;
@@ -481,6 +533,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Moves past `count` elements of `T` in validated bytes and returns their bytes.
+    #[inline]
     fn skip_elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
         let start = self.rest;
         match T::FIXED_SIZE {
@@ -507,7 +560,7 @@ impl<'a> Reader<'a> {
         if self.validated {
             T::skip(self)?;
         } else {
-            T::decode(self)?;
+            T::check(self)?;
         }
         let used = start.len() - self.rest.len();
         Ok(&start[..used])

@@ -5,10 +5,15 @@
 //! cargo build --release -p bebop-workloads --example profile
 //! perf record -g ./target/release/examples/profile ChunkedText bebop decode 5
 //! ./target/release/examples/profile 'ChunkedText (ASCII)' bebop decode_walk
+//! valgrind --tool=callgrind --toggle-collect='bebop_workloads::suite::timed::*' \
+//!     ./target/release/examples/profile TreeDeep bebop decode_walk x1000
 //! ```
 //!
 //! Arguments: workload (exact name, as in the report), format (`bebop`, `rkyv`, ...),
-//! operation (`encode`, `decode`, `decode_walk`, `round_trip`), seconds (default 3).
+//! operation (`encode`, `decode`, `decode_walk`, `round_trip`), then seconds (default 3) or
+//! `xN`: exactly N operations, untimed, so that an instruction count (callgrind's total
+//! with collection only inside the timed closure, as above) divides by N. Instruction counts
+//! repeat exactly from run to run, whatever else the machine is doing; times do not.
 #![forbid(unsafe_code)]
 
 use std::time::{Duration, Instant};
@@ -26,6 +31,8 @@ struct Target {
     format: String,
     op: String,
     seconds: u64,
+    /// Exactly this many operations, untimed (`xN`).
+    count: Option<u64>,
     found: bool,
 }
 
@@ -42,6 +49,14 @@ impl CaseSink for Target {
             return;
         }
         self.found = true;
+        if let Some(n) = self.count {
+            run(n);
+            println!(
+                "{} · {} · {}: {n} operations",
+                self.workload, self.format, self.op
+            );
+            return;
+        }
         // Iterations that take about 10 ms.
         let mut iters = 1u64;
         while run(iters) < Duration::from_millis(10) {
@@ -80,7 +95,7 @@ impl WorkloadVisitor for Target {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [workload, format, op, rest @ ..] = args.as_slice() else {
-        eprintln!("usage: profile WORKLOAD FORMAT OPERATION [SECONDS]");
+        eprintln!("usage: profile WORKLOAD FORMAT OPERATION [SECONDS | xCOUNT]");
         std::process::exit(2);
     };
     let mut target = Target {
@@ -88,6 +103,10 @@ fn main() {
         format: format.clone(),
         op: op.clone(),
         seconds: rest.first().and_then(|s| s.parse().ok()).unwrap_or(3),
+        count: rest
+            .first()
+            .and_then(|s| s.strip_prefix('x'))
+            .and_then(|n| n.parse().ok()),
         found: false,
     };
     let data = Dataset::build();

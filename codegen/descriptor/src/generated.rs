@@ -909,6 +909,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for TypeDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
@@ -939,6 +941,27 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.kind)?,
+                        2 => reader.check_field(|m: &Self| &m.array_element)?,
+                        3 => reader.check_field(|m: &Self| &m.fixed_array_element)?,
+                        4 => reader.check_field(|m: &Self| &m.fixed_array_size)?,
+                        5 => reader.check_field(|m: &Self| &m.map_key)?,
+                        6 => reader.check_field(|m: &Self| &m.map_value)?,
+                        7 => reader.check_field(|m: &Self| &m.defined_fqn)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1032,6 +1055,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for LiteralValue<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1072,6 +1097,30 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.kind)?,
+                        2 => reader.check_field(|m: &Self| &m.bool_value)?,
+                        3 => reader.check_field(|m: &Self| &m.int_value)?,
+                        4 => reader.check_field(|m: &Self| &m.float_value)?,
+                        5 => reader.check_field(|m: &Self| &m.string_value)?,
+                        6 => reader.check_field(|m: &Self| &m.uuid_value)?,
+                        7 => reader.check_field(|m: &Self| &m.raw_value)?,
+                        8 => reader.check_field(|m: &Self| &m.bytes_value)?,
+                        9 => reader.check_field(|m: &Self| &m.timestamp_value)?,
+                        10 => reader.check_field(|m: &Self| &m.duration_value)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1220,6 +1269,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DecoratorUsage<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1237,6 +1288,23 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.fqn)?,
+                        2 => reader.check_field(|m: &Self| &m.args)?,
+                        3 => reader.check_field(|m: &Self| &m.export_data)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1303,6 +1371,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for FieldDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1326,6 +1396,25 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.name)?,
+                        2 => reader.check_field(|m: &Self| &m.documentation)?,
+                        3 => reader.check_field(|m: &Self| &m.r#type)?,
+                        4 => reader.check_field(|m: &Self| &m.index)?,
+                        5 => reader.check_field(|m: &Self| &m.decorators)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1402,6 +1491,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for EnumMemberDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1425,6 +1516,25 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.name)?,
+                        2 => reader.check_field(|m: &Self| &m.documentation)?,
+                        3 => reader.check_field(|m: &Self| &m.value)?,
+                        4 => reader.check_field(|m: &Self| &m.decorators)?,
+                        5 => reader.check_field(|m: &Self| &m.value_expr)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1500,6 +1610,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for UnionBranchDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1528,6 +1640,26 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.discriminator)?,
+                        2 => reader.check_field(|m: &Self| &m.documentation)?,
+                        3 => reader.check_field(|m: &Self| &m.inline_fqn)?,
+                        4 => reader.check_field(|m: &Self| &m.type_ref_fqn)?,
+                        5 => reader.check_field(|m: &Self| &m.name)?,
+                        6 => reader.check_field(|m: &Self| &m.decorators)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1610,6 +1742,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for MethodDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1639,6 +1773,27 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.name)?,
+                        2 => reader.check_field(|m: &Self| &m.documentation)?,
+                        3 => reader.check_field(|m: &Self| &m.request_type)?,
+                        4 => reader.check_field(|m: &Self| &m.response_type)?,
+                        5 => reader.check_field(|m: &Self| &m.method_type)?,
+                        6 => reader.check_field(|m: &Self| &m.id)?,
+                        7 => reader.check_field(|m: &Self| &m.decorators)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1719,6 +1874,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for EnumDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1740,6 +1897,23 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.base_type)?,
+                        2 => reader.check_field(|m: &Self| &m.members)?,
+                        3 => reader.check_field(|m: &Self| &m.is_flags)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1804,6 +1978,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for StructDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1825,6 +2001,23 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.fields)?,
+                        2 => reader.check_field(|m: &Self| &m.is_mutable)?,
+                        3 => reader.check_field(|m: &Self| &m.fixed_size)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1881,6 +2074,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for MessageDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1891,6 +2086,18 @@ pub mod bebop {
                     out.fields = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.fields)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1939,6 +2146,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for UnionDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1949,6 +2158,18 @@ pub mod bebop {
                     out.branches = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.branches)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1997,6 +2218,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for ServiceDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2007,6 +2230,18 @@ pub mod bebop {
                     out.methods = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.methods)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2057,6 +2292,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for ConstDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2073,6 +2310,22 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.r#type)?,
+                        2 => reader.check_field(|m: &Self| &m.value)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2142,6 +2395,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DecoratorParamDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2170,6 +2425,26 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.name)?,
+                        2 => reader.check_field(|m: &Self| &m.description)?,
+                        3 => reader.check_field(|m: &Self| &m.r#type)?,
+                        4 => reader.check_field(|m: &Self| &m.required)?,
+                        5 => reader.check_field(|m: &Self| &m.default_value)?,
+                        6 => reader.check_field(|m: &Self| &m.allowed_values)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2252,6 +2527,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DecoratorDef<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2279,6 +2556,25 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.targets)?,
+                        2 => reader.check_field(|m: &Self| &m.allow_multiple)?,
+                        3 => reader.check_field(|m: &Self| &m.params)?,
+                        4 => reader.check_field(|m: &Self| &m.validate_source)?,
+                        5 => reader.check_field(|m: &Self| &m.export_source)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2370,6 +2666,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DefinitionDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2418,6 +2716,34 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.kind)?,
+                        2 => reader.check_field(|m: &Self| &m.name)?,
+                        3 => reader.check_field(|m: &Self| &m.fqn)?,
+                        4 => reader.check_field(|m: &Self| &m.documentation)?,
+                        5 => reader.check_field(|m: &Self| &m.visibility)?,
+                        6 => reader.check_field(|m: &Self| &m.decorators)?,
+                        7 => reader.check_field(|m: &Self| &m.nested)?,
+                        8 => reader.check_field(|m: &Self| &m.enum_def)?,
+                        9 => reader.check_field(|m: &Self| &m.struct_def)?,
+                        10 => reader.check_field(|m: &Self| &m.message_def)?,
+                        11 => reader.check_field(|m: &Self| &m.union_def)?,
+                        12 => reader.check_field(|m: &Self| &m.service_def)?,
+                        13 => reader.check_field(|m: &Self| &m.const_def)?,
+                        14 => reader.check_field(|m: &Self| &m.decorator_def)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2540,6 +2866,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Location<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2563,6 +2891,25 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.path)?,
+                        2 => reader.check_field(|m: &Self| &m.span)?,
+                        3 => reader.check_field(|m: &Self| &m.leading_comments)?,
+                        4 => reader.check_field(|m: &Self| &m.trailing_comments)?,
+                        5 => reader.check_field(|m: &Self| &m.detached_comments)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2627,6 +2974,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for SourceCodeInfo<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2637,6 +2986,18 @@ pub mod bebop {
                     out.locations = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.locations)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2702,6 +3063,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for SchemaDescriptor<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2730,6 +3093,26 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.path)?,
+                        2 => reader.check_field(|m: &Self| &m.package)?,
+                        3 => reader.check_field(|m: &Self| &m.edition)?,
+                        4 => reader.check_field(|m: &Self| &m.imports)?,
+                        5 => reader.check_field(|m: &Self| &m.definitions)?,
+                        6 => reader.check_field(|m: &Self| &m.source_code_info)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2798,6 +3181,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DescriptorSet<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2808,6 +3193,18 @@ pub mod bebop {
                     out.schemas = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.schemas)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2932,6 +3329,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for CodeGeneratorRequest<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -2959,6 +3358,25 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.files_to_generate)?,
+                        2 => reader.check_field(|m: &Self| &m.parameter)?,
+                        3 => reader.check_field(|m: &Self| &m.compiler_version)?,
+                        4 => reader.check_field(|m: &Self| &m.schemas)?,
+                        5 => reader.check_field(|m: &Self| &m.host_options)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3114,6 +3532,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Diagnostic<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -3133,6 +3553,25 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.severity)?,
+                        2 => reader.check_field(|m: &Self| &m.text)?,
+                        3 => reader.check_field(|m: &Self| &m.hint)?,
+                        4 => reader.check_field(|m: &Self| &m.file)?,
+                        5 => reader.check_field(|m: &Self| &m.span)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3210,6 +3649,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for GeneratedFile<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -3232,6 +3673,24 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.name)?,
+                        2 => reader.check_field(|m: &Self| &m.insertion_point)?,
+                        3 => reader.check_field(|m: &Self| &m.content)?,
+                        4 => reader.check_field(|m: &Self| &m.generated_code_info)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3299,6 +3758,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for CodeGeneratorResponse<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -3316,6 +3777,23 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.error)?,
+                        2 => reader.check_field(|m: &Self| &m.files)?,
+                        3 => reader.check_field(|m: &Self| &m.diagnostics)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

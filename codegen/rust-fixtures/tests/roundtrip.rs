@@ -4,6 +4,8 @@
 //! - random canonical encodings (see `support`) decode into the view, re-encode to the same
 //!   bytes with a matching `encoded_size`, and every length prefix keeps its size promise;
 //! - trailing and missing bytes are errors, never panics; `decode_prefix` stops at the end;
+//! - `Decode::check` (how arrays and maps validate their elements) agrees with `decode` on
+//!   the encoding and on copies with a byte overwritten;
 //! - the owned form decodes the same bytes and re-encodes them, `to_owned_value` of the view
 //!   equals it, and `as_view` lends a view equal to the decoded one that encodes the same,
 //!   through the runtime's `ToOwnedValue`/`AsView` pair (every type implements it: records
@@ -13,7 +15,7 @@
 
 mod support;
 
-use bebop_runtime::{AsView, Decode, Encode, EncodeExt, SizeCounter, ToOwnedValue};
+use bebop_runtime::{AsView, Decode, Encode, EncodeExt, Reader, SizeCounter, ToOwnedValue};
 
 fn check_encoding<T: Encode>(value: &T, bytes: &[u8], what: &str) -> Result<(), String> {
     let size = value.encoded_size();
@@ -46,11 +48,49 @@ fn check_encoding<T: Encode>(value: &T, bytes: &[u8], what: &str) -> Result<(), 
     Ok(())
 }
 
+/// `Decode::check` accepts and rejects exactly what `decode` does (the same error, the reader
+/// left at the same place), on `bytes` and on copies with one byte overwritten at up to 16
+/// spread positions: arrays and maps validate their elements with it. `compare` runs both on
+/// one input.
+fn check_agrees(bytes: &[u8], compare: impl Fn(&[u8]) -> Result<(), String>) -> Result<(), String> {
+    compare(bytes)?;
+    let step = (bytes.len() / 16).max(1);
+    for at in (0..bytes.len()).step_by(step) {
+        for byte in [0x00, 0x01, 0xFF] {
+            let mut mutated = bytes.to_vec();
+            mutated[at] = byte;
+            compare(&mutated)?;
+        }
+    }
+    Ok(())
+}
+
+/// The comparison of [`check_agrees`] for the type `$view`.
+macro_rules! compare_check {
+    ($view:ty) => {
+        |bytes: &[u8]| -> Result<(), String> {
+            let (mut a, mut b) = (Reader::new(bytes), Reader::new(bytes));
+            let checked = <$view as Decode>::check(&mut a);
+            let decoded = <$view as Decode>::decode(&mut b).map(drop);
+            if checked != decoded || a.offset() != b.offset() {
+                return Err(format!(
+                    "check gave {checked:?} at {}, decode {decoded:?} at {} on {}",
+                    a.offset(),
+                    b.offset(),
+                    support::hex(bytes)
+                ));
+            }
+            Ok(())
+        }
+    };
+}
+
 macro_rules! case {
     ($fx:expr, $fqn:expr, view: $view:ty) => {
         $fx.check($fqn, |bytes| {
             let view = <$view as Decode>::from_bytes(bytes).map_err(|e| format!("decode: {e}"))?;
             check_encoding(&view, bytes, "view")?;
+            check_agrees(bytes, compare_check!($view))?;
             let _ = format!("{view:?}");
             let mut longer = bytes.to_vec();
             longer.push(0xAA);

@@ -587,6 +587,8 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for CallHeader<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.message(|reader| {
@@ -609,6 +611,22 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.method_id)?,
+                        2 => reader.check_field(|m: &Self| &m.deadline)?,
+                        3 => reader.check_field(|m: &Self| &m.metadata)?,
+                        4 => reader.check_field(|m: &Self| &m.cursor)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -682,6 +700,8 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for RpcError<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.message(|reader| {
@@ -699,6 +719,21 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.code)?,
+                        2 => reader.check_field(|m: &Self| &m.detail)?,
+                        3 => reader.check_field(|m: &Self| &m.metadata)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -763,6 +798,8 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for TrailingMetadata<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.message(|reader| {
@@ -771,6 +808,16 @@ pub mod bebop {
                     out.metadata = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.metadata)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1202,11 +1249,22 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for BatchOutcome<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.union(|reader, discriminator| match discriminator {
                 1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
                 2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Success),
+                2 => reader.check_branch(Self::Error),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }
@@ -1396,6 +1454,8 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for FutureDispatchRequest<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.message(|reader| {
@@ -1424,6 +1484,24 @@ pub mod bebop {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.method_id)?,
+                        2 => reader.check_field(|m: &Self| &m.payload)?,
+                        3 => reader.check_field(|m: &Self| &m.idempotency_key)?,
+                        4 => reader.check_field(|m: &Self| &m.metadata)?,
+                        5 => reader.check_field(|m: &Self| &m.deadline)?,
+                        6 => reader.check_field(|m: &Self| &m.discard_result)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1559,6 +1637,8 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for FutureResolveRequest<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.message(|reader| {
@@ -1567,6 +1647,16 @@ pub mod bebop {
                     out.ids = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.ids)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1679,11 +1769,22 @@ pub mod bebop {
     }
 
     impl<'a> crate::Decode<'a> for FutureOutcome<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
             reader.union(|reader, discriminator| match discriminator {
                 1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
                 2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
+        }
+
+        #[inline]
+        fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Success),
+                2 => reader.check_branch(Self::Error),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }

@@ -308,6 +308,10 @@ impl Emitter<'_, '_> {
         let rt = &self.rt_text;
         self.allow_deprecated_line(code, id);
         code.impl_open(&format!("impl<'a> {rt}::Decode<'a>"), &name_a);
+        if mode == Mode::View && self.own_check(id) {
+            code.line("const OWN_CHECK: bool = true;");
+            code.blank();
+        }
         if inline {
             code.line("#[inline]");
         }
@@ -335,6 +339,36 @@ impl Emitter<'_, '_> {
             &format!(" -> ::core::result::Result<(), {rt}::Error>"),
             " {",
         );
+    }
+
+    /// Whether the view of `id` has a `Decode::check` of its own: messages with fields and
+    /// unions with branches.
+    fn own_check(&self, id: DefId) -> bool {
+        match &self.def(id).body {
+            Body::Message { fields } => !fields.is_empty(),
+            Body::Union { branches, .. } => !branches.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// `#[inline] fn check(reader) -> Result<(), Error> {` opened.
+    fn open_check(&self, code: &mut Code) {
+        let rt = &self.rt_text;
+        code.line("#[inline]");
+        code.signature(
+            "fn check",
+            &[&format!("reader: &mut {rt}::Reader<'a>")],
+            &format!(" -> ::core::result::Result<(), {rt}::Error>"),
+            " {",
+        );
+    }
+
+    /// `reader.{helper}(|{var}: &Self| &{var}.{field})?;`: the statement that checks one
+    /// field (the closure only names the field's type), its argument on a line of its own
+    /// when the whole does not fit.
+    fn check_statement(code: &mut Code, helper: &str, var: &str, f: &Field) {
+        let arg = format!("|{var}: &Self| &{var}.{}", ident_text(&f.name));
+        code.call("", &format!("reader.{helper}"), &[&arg], "?;");
     }
 
     /// `Decode::skip` of a message or union view: hop over the length-prefixed body.
@@ -597,6 +631,9 @@ impl Emitter<'_, '_> {
             }
         }
         code.close();
+        if mode == Mode::View && self.own_check(id) {
+            self.message_check(code, fields);
+        }
         self.skip_prefixed(code, mode);
         code.close();
         let written: Vec<&Field> = fields.iter().filter(|f| f.deprecated.is_none()).collect();
@@ -633,6 +670,39 @@ impl Emitter<'_, '_> {
         code.close();
         code.close();
         self.defmt_impl(code, id, mode);
+    }
+
+    /// `Decode::check` of a message view: the tag loop of `decode`, each field checked as
+    /// its type (arrays of this message are validated so, without assembling a view of each
+    /// element).
+    fn message_check(&self, code: &mut Code, fields: &[Field]) {
+        self.open_check(code);
+        code.open("reader.message(|reader|");
+        if let [f] = fields {
+            code.open(format_args!("while reader.read_tag()? == {}", f.tag));
+            Self::check_statement(code, "check_field", "m", f);
+            code.close();
+        } else {
+            code.open("loop");
+            code.open("match reader.read_tag()?");
+            for f in fields {
+                let pat = f.tag.to_string();
+                let call = format!("reader.check_field(|m: &Self| &m.{})?", ident_text(&f.name));
+                if code.fits(pat.len() + 4 + call.len() + 1) {
+                    code.line(format_args!("{pat} => {call},"));
+                } else {
+                    code.open(format_args!("{pat} =>"));
+                    Self::check_statement(code, "check_field", "m", f);
+                    code.close();
+                }
+            }
+            code.line("_ => break,");
+            code.close();
+            code.close();
+        }
+        code.line(format_args!("{OK}(())"));
+        code.close_with(")");
+        code.close();
     }
 
     fn union(&self, code: &mut Code, id: DefId, mode: Mode, from: &[String], docs: &[String]) {
@@ -733,6 +803,25 @@ impl Emitter<'_, '_> {
             code.close_with(")");
         }
         code.close();
+        if mode == Mode::View && self.own_check(id) {
+            // check: each branch checked as its type; an unknown branch of a
+            // forward-compatible union is skipped over, as `decode` keeps it unread.
+            self.open_check(code);
+            code.open("reader.union(|reader, discriminator| match discriminator");
+            for b in branches {
+                code.arm_call(
+                    &b.discriminator.to_string(),
+                    "reader.check_branch",
+                    &[&format!("Self::{}", ident_text(&b.name))],
+                );
+            }
+            match unknown {
+                Some(_) => code.arm("_", format_args!("{OK}(())")),
+                None => code.arm("_", &unknown_err),
+            }
+            code.close_with(")");
+            code.close();
+        }
         self.skip_prefixed(code, mode);
         code.close();
         let has_arms = !branches.is_empty() || unknown.is_some();

@@ -30,6 +30,8 @@ impl ::bebop_core::WireSize for Album<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Album<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -37,6 +39,17 @@ impl<'a> ::bebop_core::Decode<'a> for Album<'a> {
         reader.union(|reader, discriminator| match discriminator {
             1 => ::core::result::Result::Ok(Self::StudioAlbum(reader.read()?)),
             2 => ::core::result::Result::Ok(Self::LiveAlbum(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::StudioAlbum),
+            2 => reader.check_branch(Self::LiveAlbum),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -233,6 +246,8 @@ impl ::bebop_core::WireSize for Song<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -250,6 +265,23 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.title)?,
+                    2 => reader.check_field(|m: &Self| &m.year)?,
+                    3 => reader.check_field(|m: &Self| &m.performers)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -473,6 +505,8 @@ pub mod album {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for LiveAlbum<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -494,6 +528,23 @@ pub mod album {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.tracks)?,
+                        2 => reader.check_field(|m: &Self| &m.venue_name)?,
+                        3 => reader.check_field(|m: &Self| &m.concert_date)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

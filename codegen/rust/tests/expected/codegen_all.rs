@@ -3396,6 +3396,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for AllOptionalScalars<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -3468,6 +3470,40 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.f_bool)?,
+                            2 => reader.check_field(|m: &Self| &m.f_byte)?,
+                            3 => reader.check_field(|m: &Self| &m.f_int8)?,
+                            4 => reader.check_field(|m: &Self| &m.f_uint8)?,
+                            5 => reader.check_field(|m: &Self| &m.f_int16)?,
+                            6 => reader.check_field(|m: &Self| &m.f_uint16)?,
+                            7 => reader.check_field(|m: &Self| &m.f_int32)?,
+                            8 => reader.check_field(|m: &Self| &m.f_uint32)?,
+                            9 => reader.check_field(|m: &Self| &m.f_int64)?,
+                            10 => reader.check_field(|m: &Self| &m.f_uint64)?,
+                            11 => reader.check_field(|m: &Self| &m.f_int128)?,
+                            12 => reader.check_field(|m: &Self| &m.f_uint128)?,
+                            13 => reader.check_field(|m: &Self| &m.f_float16)?,
+                            20 => reader.check_field(|m: &Self| &m.f_bfloat16)?,
+                            14 => reader.check_field(|m: &Self| &m.f_float32)?,
+                            15 => reader.check_field(|m: &Self| &m.f_float64)?,
+                            16 => reader.check_field(|m: &Self| &m.f_string)?,
+                            17 => reader.check_field(|m: &Self| &m.f_uuid)?,
+                            18 => reader.check_field(|m: &Self| &m.f_timestamp)?,
+                            19 => reader.check_field(|m: &Self| &m.f_duration)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -3707,6 +3743,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for SparseIndices<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -3734,6 +3772,25 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.first)?,
+                            10 => reader.check_field(|m: &Self| &m.tenth)?,
+                            50 => reader.check_field(|m: &Self| &m.fiftieth)?,
+                            100 => reader.check_field(|m: &Self| &m.hundredth)?,
+                            255 => reader.check_field(|m: &Self| &m.last)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -3833,6 +3890,8 @@ pub mod codegen {
 
         #[allow(deprecated)]
         impl<'a> ::bebop_core::Decode<'a> for DeprecatedFields<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -3860,6 +3919,25 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.current)?,
+                            2 => reader.check_field(|m: &Self| &m.old_field)?,
+                            3 => reader.check_field(|m: &Self| &m.legacy_name)?,
+                            4 => reader.check_field(|m: &Self| &m.new_name)?,
+                            5 => reader.check_field(|m: &Self| &m.obsolete_count)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -3939,6 +4017,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for ComplexOptionals<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -3972,6 +4052,27 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.position)?,
+                            2 => reader.check_field(|m: &Self| &m.color)?,
+                            3 => reader.check_field(|m: &Self| &m.numbers)?,
+                            4 => reader.check_field(|m: &Self| &m.lookup)?,
+                            5 => reader.check_field(|m: &Self| &m.status)?,
+                            6 => reader.check_field(|m: &Self| &m.record)?,
+                            7 => reader.check_field(|m: &Self| &m.fixed_arr)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -4065,6 +4166,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4087,6 +4190,24 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.signature)?,
+                            2 => reader.check_field(|m: &Self| &m.dimensions)?,
+                            3 => reader.check_field(|m: &Self| &m.tags)?,
+                            4 => reader.check_field(|m: &Self| &m.single_uuid)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -4159,6 +4280,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for LocalMessage {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4169,6 +4292,18 @@ pub mod codegen {
                         out.secret = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.secret)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -4229,6 +4364,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for InlineStructUnion {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4237,6 +4374,18 @@ pub mod codegen {
                     1 => ::core::result::Result::Ok(Self::Circle(reader.read()?)),
                     2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::Triangle(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::Circle),
+                    2 => reader.check_branch(Self::Rectangle),
+                    3 => reader.check_branch(Self::Triangle),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -4317,6 +4466,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for InlineMessageUnion<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4325,6 +4476,18 @@ pub mod codegen {
                     1 => ::core::result::Result::Ok(Self::Request(reader.read()?)),
                     2 => ::core::result::Result::Ok(Self::Response(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::Request),
+                    2 => reader.check_branch(Self::Response),
+                    3 => reader.check_branch(Self::Error),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -4407,6 +4570,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for TypeRefUnion<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4416,6 +4581,19 @@ pub mod codegen {
                     2 => ::core::result::Result::Ok(Self::Color(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::Scalars(reader.read()?)),
                     4 => ::core::result::Result::Ok(Self::Empty(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::Point),
+                    2 => reader.check_branch(Self::Color),
+                    3 => reader.check_branch(Self::Scalars),
+                    4 => reader.check_branch(Self::Empty),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -4505,6 +4683,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for MixedUnion<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4514,6 +4694,19 @@ pub mod codegen {
                     2 => ::core::result::Result::Ok(Self::Custom(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::Color(reader.read()?)),
                     4 => ::core::result::Result::Ok(Self::MutableBranch(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::Point),
+                    2 => reader.check_branch(Self::Custom),
+                    3 => reader.check_branch(Self::Color),
+                    4 => reader.check_branch(Self::MutableBranch),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -4603,6 +4796,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for VisibilityUnion<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4612,6 +4807,19 @@ pub mod codegen {
                     2 => ::core::result::Result::Ok(Self::ExportedBranch(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::MutBranch(reader.read()?)),
                     4 => ::core::result::Result::Ok(Self::MutExportBranch(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::LocalBranch),
+                    2 => reader.check_branch(Self::ExportedBranch),
+                    3 => reader.check_branch(Self::MutBranch),
+                    4 => reader.check_branch(Self::MutExportBranch),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -4699,6 +4907,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for ComplexContentUnion<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4707,6 +4917,18 @@ pub mod codegen {
                     1 => ::core::result::Result::Ok(Self::WithArrays(reader.read()?)),
                     2 => ::core::result::Result::Ok(Self::WithMaps(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::WithFixed(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::WithArrays),
+                    2 => reader.check_branch(Self::WithMaps),
+                    3 => reader.check_branch(Self::WithFixed),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -4843,6 +5065,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for OuterMessage<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4861,6 +5085,22 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.r#type)?,
+                            2 => reader.check_field(|m: &Self| &m.timestamp)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -4928,6 +5168,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for UnionWithNested<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -4935,6 +5177,17 @@ pub mod codegen {
                 reader.union(|reader, discriminator| match discriminator {
                     1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
                     2 => ::core::result::Result::Ok(Self::Failure(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::Success),
+                    2 => reader.check_branch(Self::Failure),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -5637,6 +5890,8 @@ pub mod codegen {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for KitchenSinkMessage<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -5676,6 +5931,29 @@ pub mod codegen {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.scalars)?,
+                            2 => reader.check_field(|m: &Self| &m.empty)?,
+                            3 => reader.check_field(|m: &Self| &m.enums)?,
+                            4 => reader.check_field(|m: &Self| &m.dynamic_arrays)?,
+                            5 => reader.check_field(|m: &Self| &m.fixed_arrays)?,
+                            6 => reader.check_field(|m: &Self| &m.primitive_maps)?,
+                            7 => reader.check_field(|m: &Self| &m.imported)?,
+                            8 => reader.check_field(|m: &Self| &m.inline_union)?,
+                            9 => reader.check_field(|m: &Self| &m.nested)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -6153,6 +6431,8 @@ pub mod codegen {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Request<'a> {
+                const OWN_CHECK: bool = true;
+
                 #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
@@ -6172,6 +6452,23 @@ pub mod codegen {
                             }
                         }
                         ::core::result::Result::Ok(out)
+                    })
+                }
+
+                #[inline]
+                fn check(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.message(|reader| {
+                        loop {
+                            match reader.read_tag()? {
+                                1 => reader.check_field(|m: &Self| &m.method)?,
+                                2 => reader.check_field(|m: &Self| &m.path)?,
+                                3 => reader.check_field(|m: &Self| &m.headers)?,
+                                _ => break,
+                            }
+                        }
+                        ::core::result::Result::Ok(())
                     })
                 }
 
@@ -6241,6 +6538,8 @@ pub mod codegen {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Response<'a> {
+                const OWN_CHECK: bool = true;
+
                 #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
@@ -6257,6 +6556,22 @@ pub mod codegen {
                             }
                         }
                         ::core::result::Result::Ok(out)
+                    })
+                }
+
+                #[inline]
+                fn check(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.message(|reader| {
+                        loop {
+                            match reader.read_tag()? {
+                                1 => reader.check_field(|m: &Self| &m.status_code)?,
+                                2 => reader.check_field(|m: &Self| &m.body)?,
+                                _ => break,
+                            }
+                        }
+                        ::core::result::Result::Ok(())
                     })
                 }
 
@@ -6321,6 +6636,8 @@ pub mod codegen {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Error<'a> {
+                const OWN_CHECK: bool = true;
+
                 #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
@@ -6337,6 +6654,22 @@ pub mod codegen {
                             }
                         }
                         ::core::result::Result::Ok(out)
+                    })
+                }
+
+                #[inline]
+                fn check(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.message(|reader| {
+                        loop {
+                            match reader.read_tag()? {
+                                1 => reader.check_field(|m: &Self| &m.code)?,
+                                2 => reader.check_field(|m: &Self| &m.details)?,
+                                _ => break,
+                            }
+                        }
+                        ::core::result::Result::Ok(())
                     })
                 }
 
@@ -7359,6 +7692,8 @@ pub mod codegen {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for InnerMessage<'a> {
+                const OWN_CHECK: bool = true;
+
                 #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
@@ -7369,6 +7704,18 @@ pub mod codegen {
                             out.data = ::core::option::Option::Some(reader.read()?);
                         }
                         ::core::result::Result::Ok(out)
+                    })
+                }
+
+                #[inline]
+                fn check(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.message(|reader| {
+                        while reader.read_tag()? == 1 {
+                            reader.check_field(|m: &Self| &m.data)?;
+                        }
+                        ::core::result::Result::Ok(())
                     })
                 }
 
@@ -8004,6 +8351,8 @@ pub mod base {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for SimpleMessage<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -8014,6 +8363,18 @@ pub mod base {
                     out.value = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

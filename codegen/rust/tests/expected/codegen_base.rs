@@ -291,6 +291,8 @@ pub mod base {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for SimpleMessage<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -301,6 +303,18 @@ pub mod base {
                     out.value = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

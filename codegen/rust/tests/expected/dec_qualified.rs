@@ -30,6 +30,8 @@ pub mod app {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Score {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -40,6 +42,18 @@ pub mod app {
                     out.value = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

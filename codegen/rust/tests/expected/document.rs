@@ -36,6 +36,8 @@ pub mod test {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Document<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -56,6 +58,24 @@ pub mod test {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.title)?,
+                        2 => reader.check_field(|m: &Self| &m.metadata)?,
+                        3 => reader.check_field(|m: &Self| &m.tags)?,
+                        4 => reader.check_field(|m: &Self| &m.content)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -219,6 +239,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Value<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -230,6 +252,21 @@ pub mod bebop {
                 4 => ::core::result::Result::Ok(Self::String(reader.read()?)),
                 5 => ::core::result::Result::Ok(Self::List(reader.read()?)),
                 6 => ::core::result::Result::Ok(Self::Map(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Null),
+                2 => reader.check_branch(Self::Bool),
+                3 => reader.check_branch(Self::Number),
+                4 => reader.check_branch(Self::String),
+                5 => reader.check_branch(Self::List),
+                6 => reader.check_branch(Self::Map),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }
@@ -333,6 +370,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Object<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -343,6 +382,18 @@ pub mod bebop {
                     out.fields = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.fields)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -400,6 +451,8 @@ pub mod bebop {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for List<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -410,6 +463,18 @@ pub mod bebop {
                     out.values = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.values)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -467,6 +532,8 @@ pub mod bebop {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Bool {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -477,6 +544,18 @@ pub mod bebop {
                         out.value = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.value)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -533,6 +612,8 @@ pub mod bebop {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Number {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -543,6 +624,18 @@ pub mod bebop {
                         out.value = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.value)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -598,6 +691,8 @@ pub mod bebop {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for String<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -608,6 +703,18 @@ pub mod bebop {
                         out.value = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.value)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -663,6 +770,8 @@ pub mod bebop {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for List<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -673,6 +782,18 @@ pub mod bebop {
                         out.values = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.values)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -728,6 +849,8 @@ pub mod bebop {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Map<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -738,6 +861,18 @@ pub mod bebop {
                         out.fields = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.fields)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 

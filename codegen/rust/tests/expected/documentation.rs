@@ -118,6 +118,8 @@ impl ::bebop_core::WireSize for DepM {
 
 #[allow(deprecated)]
 impl<'a> ::bebop_core::Decode<'a> for DepM {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -128,6 +130,18 @@ impl<'a> ::bebop_core::Decode<'a> for DepM {
                 out.x = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -282,6 +296,8 @@ impl ::bebop_core::WireSize for DocM {
 
 #[allow(deprecated)]
 impl<'a> ::bebop_core::Decode<'a> for DocM {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -297,6 +313,23 @@ impl<'a> ::bebop_core::Decode<'a> for DocM {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.x)?,
+                    2 => reader.check_field(|m: &Self| &m.y)?,
+                    3 => reader.check_field(|m: &Self| &m.z)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

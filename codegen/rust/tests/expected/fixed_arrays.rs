@@ -559,6 +559,8 @@ impl ::bebop_core::WireSize for FixedArrayMessage<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -579,6 +581,24 @@ impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.signature)?,
+                    2 => reader.check_field(|m: &Self| &m.dimensions)?,
+                    3 => reader.check_field(|m: &Self| &m.tags)?,
+                    4 => reader.check_field(|m: &Self| &m.single_guid)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -262,6 +262,8 @@ impl ::bebop_core::WireSize for Song<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -279,6 +281,23 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.title)?,
+                    2 => reader.check_field(|m: &Self| &m.year)?,
+                    3 => reader.check_field(|m: &Self| &m.performers)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -534,6 +553,8 @@ impl ::bebop_core::WireSize for DepM {
 
 #[allow(deprecated)]
 impl<'a> ::bebop_core::Decode<'a> for DepM {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -544,6 +565,18 @@ impl<'a> ::bebop_core::Decode<'a> for DepM {
                 out.x = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -698,6 +731,8 @@ impl ::bebop_core::WireSize for DocM {
 
 #[allow(deprecated)]
 impl<'a> ::bebop_core::Decode<'a> for DocM {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -713,6 +748,23 @@ impl<'a> ::bebop_core::Decode<'a> for DocM {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.x)?,
+                    2 => reader.check_field(|m: &Self| &m.y)?,
+                    3 => reader.check_field(|m: &Self| &m.z)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -160,6 +160,8 @@ impl ::bebop_core::WireSize for Song<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -177,6 +179,23 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.title)?,
+                    2 => reader.check_field(|m: &Self| &m.year)?,
+                    3 => reader.check_field(|m: &Self| &m.performers)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -447,6 +447,8 @@ impl ::bebop_core::WireSize for MediaMessage<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for MediaMessage<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -461,6 +463,22 @@ impl<'a> ::bebop_core::Decode<'a> for MediaMessage<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.codec)?,
+                    2 => reader.check_field(|m: &Self| &m.data)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -521,6 +539,8 @@ impl ::bebop_core::WireSize for SkipTestOld {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestOld {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -535,6 +555,22 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestOld {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.x)?,
+                    2 => reader.check_field(|m: &Self| &m.y)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -592,6 +628,8 @@ impl ::bebop_core::WireSize for SkipTestNew {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestNew {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -607,6 +645,23 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestNew {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.x)?,
+                    2 => reader.check_field(|m: &Self| &m.y)?,
+                    3 => reader.check_field(|m: &Self| &m.z)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -673,6 +728,8 @@ impl ::bebop_core::WireSize for SkipTestOldContainer {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestOldContainer {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -687,6 +744,22 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestOldContainer {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.s)?,
+                    2 => reader.check_field(|m: &Self| &m.after)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -747,6 +820,8 @@ impl ::bebop_core::WireSize for SkipTestNewContainer {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestNewContainer {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -761,6 +836,22 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestNewContainer {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.s)?,
+                    2 => reader.check_field(|m: &Self| &m.after)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -29,6 +29,8 @@ impl ::bebop_core::WireSize for Msg {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Msg {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -43,6 +45,22 @@ impl<'a> ::bebop_core::Decode<'a> for Msg {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.a)?,
+                    2 => reader.check_field(|m: &Self| &m.b)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -98,6 +116,8 @@ impl ::bebop_core::WireSize for InnerM3 {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for InnerM3 {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -108,6 +128,18 @@ impl<'a> ::bebop_core::Decode<'a> for InnerM3 {
                 out.x = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -219,6 +251,8 @@ impl ::bebop_core::WireSize for OuterM3 {
 
 #[allow(deprecated)]
 impl<'a> ::bebop_core::Decode<'a> for OuterM3 {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -233,6 +267,22 @@ impl<'a> ::bebop_core::Decode<'a> for OuterM3 {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.inner_m)?,
+                    2 => reader.check_field(|m: &Self| &m.inner_s)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -83,6 +83,8 @@ impl ::bebop_core::WireSize for Event<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -97,6 +99,22 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.r#type)?,
+                    2 => reader.check_field(|m: &Self| &m.timestamp)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -158,6 +176,8 @@ impl ::bebop_core::WireSize for Result<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -165,6 +185,17 @@ impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
         reader.union(|reader, discriminator| match discriminator {
             1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
             2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Success),
+            2 => reader.check_branch(Self::Error),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -548,6 +579,8 @@ pub mod event {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Payload<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -558,6 +591,18 @@ pub mod event {
                     out.data = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.data)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

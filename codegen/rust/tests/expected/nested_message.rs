@@ -27,6 +27,8 @@ impl ::bebop_core::WireSize for InnerM {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for InnerM {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -37,6 +39,18 @@ impl<'a> ::bebop_core::Decode<'a> for InnerM {
                 out.x = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -140,6 +154,8 @@ impl ::bebop_core::WireSize for OuterM {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for OuterM {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -154,6 +170,22 @@ impl<'a> ::bebop_core::Decode<'a> for OuterM {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.inner_m)?,
+                    2 => reader.check_field(|m: &Self| &m.inner_s)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -98,6 +98,8 @@ pub mod my {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Vector {
+                const OWN_CHECK: bool = true;
+
                 #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
@@ -113,6 +115,23 @@ pub mod my {
                             }
                         }
                         ::core::result::Result::Ok(out)
+                    })
+                }
+
+                #[inline]
+                fn check(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.message(|reader| {
+                        loop {
+                            match reader.read_tag()? {
+                                1 => reader.check_field(|m: &Self| &m.x)?,
+                                2 => reader.check_field(|m: &Self| &m.y)?,
+                                3 => reader.check_field(|m: &Self| &m.z)?,
+                                _ => break,
+                            }
+                        }
+                        ::core::result::Result::Ok(())
                     })
                 }
 

@@ -232,6 +232,8 @@ pub mod app {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Sprite {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -251,6 +253,23 @@ pub mod app {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.position)?,
+                        2 => reader.check_field(|m: &Self| &m.dimensions)?,
+                        3 => reader.check_field(|m: &Self| &m.tint)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -453,6 +472,8 @@ pub mod types {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Color {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -469,6 +490,24 @@ pub mod types {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.r)?,
+                        2 => reader.check_field(|m: &Self| &m.g)?,
+                        3 => reader.check_field(|m: &Self| &m.b)?,
+                        4 => reader.check_field(|m: &Self| &m.a)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

@@ -300,6 +300,8 @@ pub mod reflection {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for OptionalFields<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -317,6 +319,23 @@ pub mod reflection {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.name)?,
+                        2 => reader.check_field(|m: &Self| &m.age)?,
+                        3 => reader.check_field(|m: &Self| &m.active)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -802,6 +821,8 @@ pub mod reflection {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Shape {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -810,6 +831,18 @@ pub mod reflection {
                 1 => ::core::result::Result::Ok(Self::Circle(reader.read()?)),
                 2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
                 3 => ::core::result::Result::Ok(Self::Triangle(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Circle),
+                2 => reader.check_branch(Self::Rectangle),
+                3 => reader.check_branch(Self::Triangle),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }

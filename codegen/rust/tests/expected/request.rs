@@ -169,6 +169,8 @@ impl ::bebop_core::WireSize for RequestCatalog<'_> {
 
 #[allow(deprecated)]
 impl<'a> ::bebop_core::Decode<'a> for RequestCatalog<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -185,6 +187,22 @@ impl<'a> ::bebop_core::Decode<'a> for RequestCatalog<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.family)?,
+                    2 => reader.check_field(|m: &Self| &m.secret_tunnel)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

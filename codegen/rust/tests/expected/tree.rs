@@ -29,6 +29,8 @@ impl ::bebop_core::WireSize for TreeNode<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -43,6 +45,22 @@ impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.value)?,
+                    2 => reader.check_field(|m: &Self| &m.children)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 

@@ -27,6 +27,8 @@ impl ::bebop_core::WireSize for InnerM2 {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for InnerM2 {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -37,6 +39,18 @@ impl<'a> ::bebop_core::Decode<'a> for InnerM2 {
                 out.x = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -98,6 +112,8 @@ impl ::bebop_core::WireSize for U {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for U {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -107,6 +123,19 @@ impl<'a> ::bebop_core::Decode<'a> for U {
             2 => ::core::result::Result::Ok(Self::B(reader.read()?)),
             3 => ::core::result::Result::Ok(Self::C(reader.read()?)),
             4 => ::core::result::Result::Ok(Self::D(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::A),
+            2 => reader.check_branch(Self::B),
+            3 => reader.check_branch(Self::C),
+            4 => reader.check_branch(Self::D),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -189,6 +218,8 @@ impl ::bebop_core::WireSize for WeirdOrder {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for WeirdOrder {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -197,6 +228,18 @@ impl<'a> ::bebop_core::Decode<'a> for WeirdOrder {
             2 => ::core::result::Result::Ok(Self::TwoComesFirst(reader.read()?)),
             4 => ::core::result::Result::Ok(Self::ThreeIsSkipped(reader.read()?)),
             1 => ::core::result::Result::Ok(Self::OneComesLast(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            2 => reader.check_branch(Self::TwoComesFirst),
+            4 => reader.check_branch(Self::ThreeIsSkipped),
+            1 => reader.check_branch(Self::OneComesLast),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -270,6 +313,8 @@ pub mod u {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for A {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -280,6 +325,18 @@ pub mod u {
                     out.b = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

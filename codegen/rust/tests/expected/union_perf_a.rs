@@ -128,6 +128,8 @@ impl ::bebop_core::WireSize for UnionPerfU<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for UnionPerfU<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -183,6 +185,65 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfU<'a> {
             48 => ::core::result::Result::Ok(Self::A48(reader.read()?)),
             49 => ::core::result::Result::Ok(Self::A49(reader.read()?)),
             50 => ::core::result::Result::Ok(Self::A50(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::A1),
+            2 => reader.check_branch(Self::A2),
+            3 => reader.check_branch(Self::A3),
+            4 => reader.check_branch(Self::A4),
+            5 => reader.check_branch(Self::A5),
+            6 => reader.check_branch(Self::A6),
+            7 => reader.check_branch(Self::A7),
+            8 => reader.check_branch(Self::A8),
+            9 => reader.check_branch(Self::A9),
+            10 => reader.check_branch(Self::A10),
+            11 => reader.check_branch(Self::A11),
+            12 => reader.check_branch(Self::A12),
+            13 => reader.check_branch(Self::A13),
+            14 => reader.check_branch(Self::A14),
+            15 => reader.check_branch(Self::A15),
+            16 => reader.check_branch(Self::A16),
+            17 => reader.check_branch(Self::A17),
+            18 => reader.check_branch(Self::A18),
+            19 => reader.check_branch(Self::A19),
+            20 => reader.check_branch(Self::A20),
+            21 => reader.check_branch(Self::A21),
+            22 => reader.check_branch(Self::A22),
+            23 => reader.check_branch(Self::A23),
+            24 => reader.check_branch(Self::A24),
+            25 => reader.check_branch(Self::A25),
+            26 => reader.check_branch(Self::A26),
+            27 => reader.check_branch(Self::A27),
+            28 => reader.check_branch(Self::A28),
+            29 => reader.check_branch(Self::A29),
+            30 => reader.check_branch(Self::A30),
+            31 => reader.check_branch(Self::A31),
+            32 => reader.check_branch(Self::A32),
+            33 => reader.check_branch(Self::A33),
+            34 => reader.check_branch(Self::A34),
+            35 => reader.check_branch(Self::A35),
+            36 => reader.check_branch(Self::A36),
+            37 => reader.check_branch(Self::A37),
+            38 => reader.check_branch(Self::A38),
+            39 => reader.check_branch(Self::A39),
+            40 => reader.check_branch(Self::A40),
+            41 => reader.check_branch(Self::A41),
+            42 => reader.check_branch(Self::A42),
+            43 => reader.check_branch(Self::A43),
+            44 => reader.check_branch(Self::A44),
+            45 => reader.check_branch(Self::A45),
+            46 => reader.check_branch(Self::A46),
+            47 => reader.check_branch(Self::A47),
+            48 => reader.check_branch(Self::A48),
+            49 => reader.check_branch(Self::A49),
+            50 => reader.check_branch(Self::A50),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }

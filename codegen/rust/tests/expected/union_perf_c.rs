@@ -128,6 +128,8 @@ impl ::bebop_core::WireSize for UnionPerfV<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for UnionPerfV<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -183,6 +185,65 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfV<'a> {
             48 => ::core::result::Result::Ok(Self::C48(reader.read()?)),
             49 => ::core::result::Result::Ok(Self::C49(reader.read()?)),
             50 => ::core::result::Result::Ok(Self::C50(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::C1),
+            2 => reader.check_branch(Self::C2),
+            3 => reader.check_branch(Self::C3),
+            4 => reader.check_branch(Self::C4),
+            5 => reader.check_branch(Self::C5),
+            6 => reader.check_branch(Self::C6),
+            7 => reader.check_branch(Self::C7),
+            8 => reader.check_branch(Self::C8),
+            9 => reader.check_branch(Self::C9),
+            10 => reader.check_branch(Self::C10),
+            11 => reader.check_branch(Self::C11),
+            12 => reader.check_branch(Self::C12),
+            13 => reader.check_branch(Self::C13),
+            14 => reader.check_branch(Self::C14),
+            15 => reader.check_branch(Self::C15),
+            16 => reader.check_branch(Self::C16),
+            17 => reader.check_branch(Self::C17),
+            18 => reader.check_branch(Self::C18),
+            19 => reader.check_branch(Self::C19),
+            20 => reader.check_branch(Self::C20),
+            21 => reader.check_branch(Self::C21),
+            22 => reader.check_branch(Self::C22),
+            23 => reader.check_branch(Self::C23),
+            24 => reader.check_branch(Self::C24),
+            25 => reader.check_branch(Self::C25),
+            26 => reader.check_branch(Self::C26),
+            27 => reader.check_branch(Self::C27),
+            28 => reader.check_branch(Self::C28),
+            29 => reader.check_branch(Self::C29),
+            30 => reader.check_branch(Self::C30),
+            31 => reader.check_branch(Self::C31),
+            32 => reader.check_branch(Self::C32),
+            33 => reader.check_branch(Self::C33),
+            34 => reader.check_branch(Self::C34),
+            35 => reader.check_branch(Self::C35),
+            36 => reader.check_branch(Self::C36),
+            37 => reader.check_branch(Self::C37),
+            38 => reader.check_branch(Self::C38),
+            39 => reader.check_branch(Self::C39),
+            40 => reader.check_branch(Self::C40),
+            41 => reader.check_branch(Self::C41),
+            42 => reader.check_branch(Self::C42),
+            43 => reader.check_branch(Self::C43),
+            44 => reader.check_branch(Self::C44),
+            45 => reader.check_branch(Self::C45),
+            46 => reader.check_branch(Self::C46),
+            47 => reader.check_branch(Self::C47),
+            48 => reader.check_branch(Self::C48),
+            49 => reader.check_branch(Self::C49),
+            50 => reader.check_branch(Self::C50),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -659,6 +720,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C1<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -677,6 +740,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i1)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -769,6 +852,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C2<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -787,6 +872,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i2)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -879,6 +984,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C3<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -897,6 +1004,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i3)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -989,6 +1116,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C4<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1007,6 +1136,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i4)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1099,6 +1248,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C5<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1117,6 +1268,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i5)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1209,6 +1380,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C6<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1227,6 +1400,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i6)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1319,6 +1512,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C7<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1337,6 +1532,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i7)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1429,6 +1644,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C8<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1447,6 +1664,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i8)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1539,6 +1776,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C9<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1557,6 +1796,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i9)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1649,6 +1908,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C10<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1667,6 +1928,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i10)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1759,6 +2040,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C11<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1777,6 +2060,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i11)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1869,6 +2172,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C12<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1887,6 +2192,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i12)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1979,6 +2304,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C13<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1997,6 +2324,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i13)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2089,6 +2436,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C14<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2107,6 +2456,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i14)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2199,6 +2568,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C15<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2217,6 +2588,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i15)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2309,6 +2700,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C16<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2327,6 +2720,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i16)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2419,6 +2832,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C17<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2437,6 +2852,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i17)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2529,6 +2964,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C18<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2547,6 +2984,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i18)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2639,6 +3096,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C19<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2657,6 +3116,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i19)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2749,6 +3228,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C20<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2767,6 +3248,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i20)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2859,6 +3360,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C21<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2877,6 +3380,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i21)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -2969,6 +3492,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C22<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -2987,6 +3512,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i22)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3079,6 +3624,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C23<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3097,6 +3644,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i23)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3189,6 +3756,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C24<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3207,6 +3776,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i24)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3299,6 +3888,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C25<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3317,6 +3908,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i25)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3409,6 +4020,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C26<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3427,6 +4040,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i26)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3519,6 +4152,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C27<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3537,6 +4172,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i27)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3629,6 +4284,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C28<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3647,6 +4304,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i28)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3739,6 +4416,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C29<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3757,6 +4436,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i29)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3849,6 +4548,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C30<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3867,6 +4568,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i30)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -3959,6 +4680,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C31<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -3977,6 +4700,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i31)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4069,6 +4812,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C32<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4087,6 +4832,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i32)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4179,6 +4944,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C33<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4197,6 +4964,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i33)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4289,6 +5076,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C34<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4307,6 +5096,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i34)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4399,6 +5208,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C35<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4417,6 +5228,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i35)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4509,6 +5340,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C36<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4527,6 +5360,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i36)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4619,6 +5472,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C37<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4637,6 +5492,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i37)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4729,6 +5604,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C38<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4747,6 +5624,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i38)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4839,6 +5736,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C39<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4857,6 +5756,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i39)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -4949,6 +5868,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C40<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -4967,6 +5888,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i40)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5059,6 +6000,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C41<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5077,6 +6020,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i41)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5169,6 +6132,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C42<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5187,6 +6152,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i42)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5279,6 +6264,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C43<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5297,6 +6284,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i43)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5389,6 +6396,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C44<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5407,6 +6416,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i44)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5499,6 +6528,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C45<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5517,6 +6548,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i45)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5609,6 +6660,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C46<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5627,6 +6680,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i46)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5719,6 +6792,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C47<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5737,6 +6812,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i47)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5829,6 +6924,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C48<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5847,6 +6944,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i48)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -5939,6 +7056,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C49<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -5957,6 +7076,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i49)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -6049,6 +7188,8 @@ pub mod union_perf_v {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C50<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -6067,6 +7208,26 @@ pub mod union_perf_v {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.i50)?,
+                        2 => reader.check_field(|m: &Self| &m.u)?,
+                        3 => reader.check_field(|m: &Self| &m.f)?,
+                        4 => reader.check_field(|m: &Self| &m.s)?,
+                        5 => reader.check_field(|m: &Self| &m.g)?,
+                        6 => reader.check_field(|m: &Self| &m.b)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

@@ -86,6 +86,8 @@ impl ::bebop_core::WireSize for Payload<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Payload<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -96,6 +98,18 @@ impl<'a> ::bebop_core::Decode<'a> for Payload<'a> {
                 out.data = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.data)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -153,6 +167,8 @@ impl ::bebop_core::WireSize for Event<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -162,6 +178,19 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
             2 => ::core::result::Result::Ok(Self::Meta(reader.read()?)),
             3 => ::core::result::Result::Ok(Self::Data(reader.read()?)),
             4 => ::core::result::Result::Ok(Self::Deleted(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Created),
+            2 => reader.check_branch(Self::Meta),
+            3 => reader.check_branch(Self::Data),
+            4 => reader.check_branch(Self::Deleted),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -351,6 +380,8 @@ pub mod event {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Deleted<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -361,6 +392,18 @@ pub mod event {
                     out.id = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.id)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

@@ -133,6 +133,8 @@ impl ::bebop_core::WireSize for PublicMessage<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for PublicMessage<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -143,6 +145,18 @@ impl<'a> ::bebop_core::Decode<'a> for PublicMessage<'a> {
                 out.name = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.name)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -193,6 +207,8 @@ impl ::bebop_core::WireSize for PrivateMessage {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for PrivateMessage {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -203,6 +219,18 @@ impl<'a> ::bebop_core::Decode<'a> for PrivateMessage {
                 out.secret = ::core::option::Option::Some(reader.read()?);
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            while reader.read_tag()? == 1 {
+                reader.check_field(|m: &Self| &m.secret)?;
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -266,6 +294,8 @@ impl ::bebop_core::WireSize for Result<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -274,6 +304,18 @@ impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
             1 => ::core::result::Result::Ok(Self::Success(reader.read()?)),
             2 => ::core::result::Result::Ok(Self::Error(reader.read()?)),
             3 => ::core::result::Result::Ok(Self::Warning(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Success),
+            2 => reader.check_branch(Self::Error),
+            3 => reader.check_branch(Self::Warning),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -347,6 +389,8 @@ impl ::bebop_core::WireSize for MutableResult<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for MutableResult<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -354,6 +398,17 @@ impl<'a> ::bebop_core::Decode<'a> for MutableResult<'a> {
         reader.union(|reader, discriminator| match discriminator {
             1 => ::core::result::Result::Ok(Self::MutSuccess(reader.read()?)),
             2 => ::core::result::Result::Ok(Self::MutError(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::MutSuccess),
+            2 => reader.check_branch(Self::MutError),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }

@@ -1046,6 +1046,8 @@ pub mod fwd {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1058,6 +1060,18 @@ pub mod fwd {
                     discriminator,
                     body: reader.take_rest(),
                 }),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Ping),
+                2 => reader.check_branch(Self::Text),
+                3 => reader.check_branch(Self::Unknown),
+                _ => ::core::result::Result::Ok(()),
             })
         }
 
@@ -1245,6 +1259,8 @@ pub mod fwd {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Envelope<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1264,6 +1280,23 @@ pub mod fwd {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.event)?,
+                        2 => reader.check_field(|m: &Self| &m.events)?,
+                        3 => reader.check_field(|m: &Self| &m.holder)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1389,6 +1422,8 @@ pub mod fwd {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Text<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -1399,6 +1434,18 @@ pub mod fwd {
                         out.body = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.body)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 

@@ -231,6 +231,8 @@ pub mod r#type {
 
         #[allow(deprecated)]
         impl<'a> ::bebop_core::Decode<'a> for Vec<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -250,6 +252,23 @@ pub mod r#type {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.items)?,
+                            2 => reader.check_field(|m: &Self| &m.self_)?,
+                            3 => reader.check_field(|m: &Self| &m.gone)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 
@@ -324,6 +343,8 @@ pub mod r#type {
 
         #[allow(deprecated)]
         impl<'a> ::bebop_core::Decode<'a> for Result<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
@@ -333,6 +354,19 @@ pub mod r#type {
                     2 => ::core::result::Result::Ok(Self::Err(reader.read()?)),
                     3 => ::core::result::Result::Ok(Self::Ok_(reader.read()?)),
                     4 => ::core::result::Result::Ok(Self::Old(reader.read()?)),
+                    _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.union(|reader, discriminator| match discriminator {
+                    1 => reader.check_branch(Self::Ok),
+                    2 => reader.check_branch(Self::Err),
+                    3 => reader.check_branch(Self::Ok_),
+                    4 => reader.check_branch(Self::Old),
                     _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
                 })
             }
@@ -1235,6 +1269,8 @@ pub mod r#type {
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Err<'a> {
+                const OWN_CHECK: bool = true;
+
                 #[inline]
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
@@ -1245,6 +1281,18 @@ pub mod r#type {
                             out.why = ::core::option::Option::Some(reader.read()?);
                         }
                         ::core::result::Result::Ok(out)
+                    })
+                }
+
+                #[inline]
+                fn check(
+                    reader: &mut ::bebop_core::Reader<'a>,
+                ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                    reader.message(|reader| {
+                        while reader.read_tag()? == 1 {
+                            reader.check_field(|m: &Self| &m.why)?;
+                        }
+                        ::core::result::Result::Ok(())
                     })
                 }
 

@@ -34,6 +34,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
+        const OWN_CHECK: bool = true;
+
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -47,6 +49,22 @@ pub mod rec {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.value)?,
+                        2 => reader.check_field(|m: &Self| &m.next)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -162,6 +180,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Node<'a> {
+        const OWN_CHECK: bool = true;
+
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -175,6 +195,22 @@ pub mod rec {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.pair)?,
+                        2 => reader.check_field(|m: &Self| &m.label)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -236,6 +272,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Expr<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -244,6 +282,18 @@ pub mod rec {
                 1 => ::core::result::Result::Ok(Self::Lit(reader.read()?)),
                 2 => ::core::result::Result::Ok(Self::Add(reader.read()?)),
                 3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Lit),
+                2 => reader.check_branch(Self::Add),
+                3 => reader.check_branch(Self::Neg),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }
@@ -371,6 +421,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Forest<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -385,6 +437,22 @@ pub mod rec {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.trees)?,
+                        2 => reader.check_field(|m: &Self| &m.named)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -506,6 +574,8 @@ pub mod rec {
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Add<'a> {
+            const OWN_CHECK: bool = true;
+
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -521,6 +591,22 @@ pub mod rec {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_core::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_core::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.left)?,
+                            2 => reader.check_field(|m: &Self| &m.right)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 

@@ -86,6 +86,8 @@ impl ::bebop_core::WireSize for UserRequest {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for UserRequest {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -102,6 +104,22 @@ impl<'a> ::bebop_core::Decode<'a> for UserRequest {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.user_id)?,
+                    2 => reader.check_field(|m: &Self| &m.include_profile)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -164,6 +182,8 @@ impl ::bebop_core::WireSize for Shape {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Shape {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -171,6 +191,17 @@ impl<'a> ::bebop_core::Decode<'a> for Shape {
         reader.union(|reader, discriminator| match discriminator {
             1 => ::core::result::Result::Ok(Self::Circle(reader.read()?)),
             2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Circle),
+            2 => reader.check_branch(Self::Rectangle),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -245,6 +276,8 @@ impl ::bebop_core::WireSize for Event<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -256,6 +289,17 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
                 discriminator,
                 body: reader.take_rest(),
             }),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Ping),
+            2 => reader.check_branch(Self::Text),
+            _ => ::core::result::Result::Ok(()),
         })
     }
 
@@ -339,6 +383,8 @@ impl ::bebop_core::WireSize for TreeNode<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
@@ -353,6 +399,22 @@ impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.value)?,
+                    2 => reader.check_field(|m: &Self| &m.children)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -413,6 +475,8 @@ impl ::bebop_core::WireSize for Chain<'_> {
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
+    const OWN_CHECK: bool = true;
+
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
@@ -426,6 +490,22 @@ impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_core::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_core::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.value)?,
+                    2 => reader.check_field(|m: &Self| &m.next)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -997,6 +1077,8 @@ pub mod event {
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Text<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
@@ -1007,6 +1089,18 @@ pub mod event {
                     out.body = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_core::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_core::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.body)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

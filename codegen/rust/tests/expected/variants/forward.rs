@@ -1042,6 +1042,8 @@ pub mod fwd {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Event<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1054,6 +1056,18 @@ pub mod fwd {
                     discriminator,
                     body: reader.take_rest(),
                 }),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Ping),
+                2 => reader.check_branch(Self::Text),
+                3 => reader.check_branch(Self::Unknown),
+                _ => ::core::result::Result::Ok(()),
             })
         }
 
@@ -1189,6 +1203,8 @@ pub mod fwd {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Envelope<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1208,6 +1224,23 @@ pub mod fwd {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.event)?,
+                        2 => reader.check_field(|m: &Self| &m.events)?,
+                        3 => reader.check_field(|m: &Self| &m.holder)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1313,6 +1346,8 @@ pub mod fwd {
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Text<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1323,6 +1358,18 @@ pub mod fwd {
                         out.body = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_runtime::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.body)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 

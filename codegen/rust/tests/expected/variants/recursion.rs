@@ -33,6 +33,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
+        const OWN_CHECK: bool = true;
+
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
@@ -46,6 +48,22 @@ pub mod rec {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.value)?,
+                        2 => reader.check_field(|m: &Self| &m.next)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -147,6 +165,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Node<'a> {
+        const OWN_CHECK: bool = true;
+
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
@@ -160,6 +180,22 @@ pub mod rec {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.pair)?,
+                        2 => reader.check_field(|m: &Self| &m.label)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -214,6 +250,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Expr<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -222,6 +260,18 @@ pub mod rec {
                 1 => ::core::result::Result::Ok(Self::Lit(reader.read()?)),
                 2 => ::core::result::Result::Ok(Self::Add(reader.read()?)),
                 3 => ::core::result::Result::Ok(Self::Neg(reader.read()?)),
+                _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Lit),
+                2 => reader.check_branch(Self::Add),
+                3 => reader.check_branch(Self::Neg),
                 _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
             })
         }
@@ -319,6 +369,8 @@ pub mod rec {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Forest<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -333,6 +385,22 @@ pub mod rec {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.trees)?,
+                        2 => reader.check_field(|m: &Self| &m.named)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -435,6 +503,8 @@ pub mod rec {
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Add<'a> {
+            const OWN_CHECK: bool = true;
+
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
@@ -450,6 +520,22 @@ pub mod rec {
                         }
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_runtime::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+                reader.message(|reader| {
+                    loop {
+                        match reader.read_tag()? {
+                            1 => reader.check_field(|m: &Self| &m.left)?,
+                            2 => reader.check_field(|m: &Self| &m.right)?,
+                            _ => break,
+                        }
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 

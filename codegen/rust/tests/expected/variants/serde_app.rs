@@ -1053,6 +1053,8 @@ pub mod app {
 
     #[allow(deprecated)]
     impl<'a> ::bebop_runtime::Decode<'a> for Event<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1079,6 +1081,28 @@ pub mod app {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.level)?,
+                        2 => reader.check_field(|m: &Self| &m.record)?,
+                        3 => reader.check_field(|m: &Self| &m.note)?,
+                        4 => reader.check_field(|m: &Self| &m.code)?,
+                        5 => reader.check_field(|m: &Self| &m.window)?,
+                        6 => reader.check_field(|m: &Self| &m.bits)?,
+                        7 => reader.check_field(|m: &Self| &m.labels)?,
+                        8 => reader.check_field(|m: &Self| &m.old)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1163,6 +1187,8 @@ pub mod app {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Shape<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1175,6 +1201,18 @@ pub mod app {
                     discriminator,
                     body: reader.take_rest(),
                 }),
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.union(|reader, discriminator| match discriminator {
+                1 => reader.check_branch(Self::Circle),
+                2 => reader.check_branch(Self::Poly),
+                3 => reader.check_branch(Self::Stamped),
+                _ => ::core::result::Result::Ok(()),
             })
         }
 
@@ -1236,6 +1274,8 @@ pub mod app {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Tree<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1253,6 +1293,23 @@ pub mod app {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.value)?,
+                        2 => reader.check_field(|m: &Self| &m.children)?,
+                        3 => reader.check_field(|m: &Self| &m.shape)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1309,6 +1366,8 @@ pub mod app {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
+        const OWN_CHECK: bool = true;
+
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
@@ -1322,6 +1381,22 @@ pub mod app {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.value)?,
+                        2 => reader.check_field(|m: &Self| &m.next)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
@@ -1469,6 +1544,8 @@ pub mod app {
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Poly<'a> {
+            const OWN_CHECK: bool = true;
+
             #[inline]
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
@@ -1479,6 +1556,18 @@ pub mod app {
                         out.points = ::core::option::Option::Some(reader.read()?);
                     }
                     ::core::result::Result::Ok(out)
+                })
+            }
+
+            #[inline]
+            fn check(
+                reader: &mut ::bebop_runtime::Reader<'a>,
+            ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+                reader.message(|reader| {
+                    while reader.read_tag()? == 1 {
+                        reader.check_field(|m: &Self| &m.points)?;
+                    }
+                    ::core::result::Result::Ok(())
                 })
             }
 

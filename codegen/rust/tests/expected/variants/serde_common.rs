@@ -88,6 +88,8 @@ pub mod common {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Label<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -102,6 +104,22 @@ pub mod common {
                     }
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                loop {
+                    match reader.read_tag()? {
+                        1 => reader.check_field(|m: &Self| &m.text)?,
+                        2 => reader.check_field(|m: &Self| &m.color)?,
+                        _ => break,
+                    }
+                }
+                ::core::result::Result::Ok(())
             })
         }
 

@@ -81,6 +81,8 @@ impl ::bebop_runtime::WireSize for UserRequest {
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for UserRequest {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
@@ -97,6 +99,22 @@ impl<'a> ::bebop_runtime::Decode<'a> for UserRequest {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_runtime::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.user_id)?,
+                    2 => reader.check_field(|m: &Self| &m.include_profile)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -150,6 +168,8 @@ impl ::bebop_runtime::WireSize for Shape {
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for Shape {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
@@ -157,6 +177,17 @@ impl<'a> ::bebop_runtime::Decode<'a> for Shape {
         reader.union(|reader, discriminator| match discriminator {
             1 => ::core::result::Result::Ok(Self::Circle(reader.read()?)),
             2 => ::core::result::Result::Ok(Self::Rectangle(reader.read()?)),
+            _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_runtime::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Circle),
+            2 => reader.check_branch(Self::Rectangle),
             _ => ::core::result::Result::Err(reader.unknown_discriminator(discriminator)),
         })
     }
@@ -216,6 +247,8 @@ impl ::bebop_runtime::WireSize for Event<'_> {
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for Event<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
@@ -227,6 +260,17 @@ impl<'a> ::bebop_runtime::Decode<'a> for Event<'a> {
                 discriminator,
                 body: reader.take_rest(),
             }),
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_runtime::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+        reader.union(|reader, discriminator| match discriminator {
+            1 => reader.check_branch(Self::Ping),
+            2 => reader.check_branch(Self::Text),
+            _ => ::core::result::Result::Ok(()),
         })
     }
 
@@ -284,6 +328,8 @@ impl ::bebop_runtime::WireSize for TreeNode<'_> {
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for TreeNode<'a> {
+    const OWN_CHECK: bool = true;
+
     #[inline]
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
@@ -298,6 +344,22 @@ impl<'a> ::bebop_runtime::Decode<'a> for TreeNode<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_runtime::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.value)?,
+                    2 => reader.check_field(|m: &Self| &m.children)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -349,6 +411,8 @@ impl ::bebop_runtime::WireSize for Chain<'_> {
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
+    const OWN_CHECK: bool = true;
+
     fn decode(
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
@@ -362,6 +426,22 @@ impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
                 }
             }
             ::core::result::Result::Ok(out)
+        })
+    }
+
+    #[inline]
+    fn check(
+        reader: &mut ::bebop_runtime::Reader<'a>,
+    ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+        reader.message(|reader| {
+            loop {
+                match reader.read_tag()? {
+                    1 => reader.check_field(|m: &Self| &m.value)?,
+                    2 => reader.check_field(|m: &Self| &m.next)?,
+                    _ => break,
+                }
+            }
+            ::core::result::Result::Ok(())
         })
     }
 
@@ -867,6 +947,8 @@ pub mod event {
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Text<'a> {
+        const OWN_CHECK: bool = true;
+
         #[inline]
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
@@ -877,6 +959,18 @@ pub mod event {
                     out.body = ::core::option::Option::Some(reader.read()?);
                 }
                 ::core::result::Result::Ok(out)
+            })
+        }
+
+        #[inline]
+        fn check(
+            reader: &mut ::bebop_runtime::Reader<'a>,
+        ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
+            reader.message(|reader| {
+                while reader.read_tag()? == 1 {
+                    reader.check_field(|m: &Self| &m.body)?;
+                }
+                ::core::result::Result::Ok(())
             })
         }
 
