@@ -89,10 +89,11 @@ pub trait Decode<'a>: WireSize + Sized {
 
     /// Validates the next value exactly as [`decode`](Self::decode) does, without building
     /// it: how arrays and maps check their elements when decoded (their views decode each
-    /// element again when it is read).
+    /// element again when it is read). An implementation must accept what `decode` accepts,
+    /// fail with the same error, and leave the reader where `decode` leaves it.
     ///
-    /// Generated messages, structs and unions check field by field, so that validating an
-    /// array of records assembles no record. The default decodes the value and drops it.
+    /// Generated message and union views check field by field, so that validating an array
+    /// of them assembles no view. The default decodes the value and drops it.
     #[doc(hidden)]
     #[inline]
     fn check(reader: &mut Reader<'a>) -> Result<(), Error> {
