@@ -329,12 +329,13 @@ impl Emitter<'_, '_> {
         );
     }
 
-    /// `#[inline] fn skip(reader) -> Result<(), Error> {` opened.
-    fn open_skip(&self, code: &mut Code) {
+    /// `#[inline] fn {name}(reader) -> Result<(), Error> {` opened: `Decode::skip` or
+    /// `Decode::check`.
+    fn open_reader_fn(&self, code: &mut Code, name: &str) {
         let rt = &self.rt_text;
         code.line("#[inline]");
         code.signature(
-            "fn skip",
+            &format!("fn {name}"),
             &[&format!("reader: &mut {rt}::Reader<'a>")],
             &format!(" -> ::core::result::Result<(), {rt}::Error>"),
             " {",
@@ -351,30 +352,16 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// `#[inline] fn check(reader) -> Result<(), Error> {` opened.
-    fn open_check(&self, code: &mut Code) {
-        let rt = &self.rt_text;
-        code.line("#[inline]");
-        code.signature(
-            "fn check",
-            &[&format!("reader: &mut {rt}::Reader<'a>")],
-            &format!(" -> ::core::result::Result<(), {rt}::Error>"),
-            " {",
-        );
-    }
-
-    /// `reader.{helper}(|{var}: &Self| &{var}.{field})?;`: the statement that checks one
-    /// field (the closure only names the field's type), its argument on a line of its own
-    /// when the whole does not fit.
-    fn check_statement(code: &mut Code, helper: &str, var: &str, f: &Field) {
-        let arg = format!("|{var}: &Self| &{var}.{}", ident_text(&f.name));
-        code.call("", &format!("reader.{helper}"), &[&arg], "?;");
+    /// `|m: &Self| &m.{field}`: the argument of `Reader::check_field` that names one message
+    /// field's type (the closure is never called).
+    fn check_field_arg(f: &Field) -> String {
+        format!("|m: &Self| &m.{}", ident_text(&f.name))
     }
 
     /// `Decode::skip` of a message or union view: hop over the length-prefixed body.
     fn skip_prefixed(&self, code: &mut Code, mode: Mode) {
         if mode == Mode::View {
-            self.open_skip(code);
+            self.open_reader_fn(code, "skip");
             code.line("reader.skip_prefixed()");
             code.close();
         }
@@ -476,7 +463,7 @@ impl Emitter<'_, '_> {
         // skip (views only, variable-size structs): hop over each field, fixed-size runs in
         // one step, so that walking validated bytes reads each byte about once.
         if mode == Mode::View && d.fixed_size.is_none() {
-            self.open_skip(code);
+            self.open_reader_fn(code, "skip");
             let mut run = 0usize;
             let trait_tail = format!(" as {rt}::Decode<'a>>::skip");
             for f in fields {
@@ -676,23 +663,27 @@ impl Emitter<'_, '_> {
     /// its type (arrays of this message are validated so, without assembling a view of each
     /// element).
     fn message_check(&self, code: &mut Code, fields: &[Field]) {
-        self.open_check(code);
+        self.open_reader_fn(code, "check");
         code.open("reader.message(|reader|");
+        // The statement form (the loop of one field, or an arm too long for one line).
+        let statement = |code: &mut Code, f: &Field| {
+            code.call("", "reader.check_field", &[&Self::check_field_arg(f)], "?;");
+        };
         if let [f] = fields {
             code.open(format_args!("while reader.read_tag()? == {}", f.tag));
-            Self::check_statement(code, "check_field", "m", f);
+            statement(code, f);
             code.close();
         } else {
             code.open("loop");
             code.open("match reader.read_tag()?");
             for f in fields {
                 let pat = f.tag.to_string();
-                let call = format!("reader.check_field(|m: &Self| &m.{})?", ident_text(&f.name));
+                let call = format!("reader.check_field({})?", Self::check_field_arg(f));
                 if code.fits(pat.len() + 4 + call.len() + 1) {
                     code.line(format_args!("{pat} => {call},"));
                 } else {
                     code.open(format_args!("{pat} =>"));
-                    Self::check_statement(code, "check_field", "m", f);
+                    statement(code, f);
                     code.close();
                 }
             }
@@ -806,7 +797,7 @@ impl Emitter<'_, '_> {
         if mode == Mode::View && self.own_check(id) {
             // check: each branch checked as its type; an unknown branch of a
             // forward-compatible union is skipped over, as `decode` keeps it unread.
-            self.open_check(code);
+            self.open_reader_fn(code, "check");
             code.open("reader.union(|reader, discriminator| match discriminator");
             for b in branches {
                 code.arm_call(
