@@ -113,6 +113,10 @@ fn utf8(c: &mut Criterion) {
             t.push_str(&text(17, 0));
             t
         }),
+        ("ascii_100B", text(100, 0)),
+        ("mixed_100B", text(100, 5)),
+        ("ascii_600B", text(600, 0)),
+        ("mixed_600B", text(600, 5)),
         ("mixed_4KiB", text(4096, 5)),
         ("mixed_150KB", text(150_000, 5)),
         ("ascii_150KB", text(150_000, 0)),
