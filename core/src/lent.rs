@@ -225,7 +225,13 @@ impl<T> Iterator for LentIter<'_, T> {
 
     #[inline]
     fn next(&mut self) -> Option<T> {
-        let item = self.lent.at(self.next, &mut self.cursor);
+        // The owner's function gets a copy of the cursor, not the address of this one: an
+        // iterator whose address reached that call would stay in memory whatever it walks
+        // (an `Array`'s iterator holds a `LentIter` as one of its forms), and every element
+        // of a decoded array would be read through memory.
+        let mut cursor = self.cursor;
+        let item = self.lent.at(self.next, &mut cursor);
+        self.cursor = cursor;
         self.next = match item {
             Some(_) => self.next + 1,
             None => self.lent.len,
@@ -379,6 +385,15 @@ mod tests {
         let walked: std::vec::Vec<_> = lent.iter().collect();
         let expected: std::vec::Vec<_> = map.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         assert_eq!(walked, expected);
+        // The walk keeps its cursor from step to step: each step continues from the key
+        // before it rather than counting from the start.
+        let mut it = lent.iter();
+        assert!(it.cursor.last_key.is_none());
+        assert_eq!(it.next(), Some(("k000", 0)));
+        let first = it.cursor.last_key;
+        assert!(first.is_some());
+        assert_eq!(it.next(), Some(("k001", 1)));
+        assert!(it.cursor.last_key.is_some() && it.cursor.last_key != first);
         // A fresh cursor with a later index counts from the start.
         assert_eq!(lent.get(42), Some(("k042", 42)));
         // Walks on other threads share the map.
