@@ -369,17 +369,21 @@ impl<'a> Reader<'a> {
             return Err(Error::new(ErrorKind::TooDeep, len_at));
         }
         let (body, after) = self.rest.split_at(n);
-        let outer_end = self.end;
-        let outer_open = self.open_ended;
-        self.end = self.offset() + n;
-        self.rest = body;
-        self.open_ended = false;
-        self.depth_left -= 1;
-        let out = f(self);
-        self.depth_left += 1;
+        // The body is read through a reader of its own, local to this call, rather than
+        // through this one narrowed and widened again: when `f` calls out of line (a
+        // nested message's check), only the local reader's address leaves, this reader
+        // stays in registers, and entering and leaving the scope stores nothing.
+        let mut inner = Reader {
+            rest: body,
+            end: self.offset() + n,
+            depth_left: self.depth_left - 1,
+            empty_left: self.empty_left,
+            validated: self.validated,
+            open_ended: false,
+        };
+        let out = f(&mut inner);
+        self.empty_left = inner.empty_left;
         self.rest = after;
-        self.end = outer_end;
-        self.open_ended = outer_open;
         out
     }
 
@@ -771,6 +775,21 @@ mod tests {
             r.charge_empty(1).unwrap_err().kind(),
             ErrorKind::BudgetExhausted
         );
+        // What message bodies spend (each read through a reader of its own) is spent for
+        // the messages after them and for the enclosing scope.
+        let two_messages = [0, 0, 0, 0, 0, 0, 0, 0];
+        let mut r = Reader::with_limits(
+            &two_messages,
+            Limits {
+                max_empty_elements: 10,
+                ..Limits::DEFAULT
+            },
+        );
+        assert_eq!(r.message(|r| r.charge_empty(6)), Ok(()));
+        let err = r.message(|r| r.charge_empty(6)).unwrap_err();
+        assert_eq!((err.kind(), err.offset()), (ErrorKind::BudgetExhausted, 8));
+        assert!(r.charge_empty(4).is_ok());
+        assert!(r.charge_empty(1).is_err());
     }
 
     #[test]
