@@ -377,9 +377,8 @@ impl<'a> Reader<'a> {
             rest: body,
             end: self.offset() + n,
             depth_left: self.depth_left - 1,
-            empty_left: self.empty_left,
-            validated: self.validated,
             open_ended: false,
+            ..self.working_copy()
         };
         let out = f(&mut inner);
         self.empty_left = inner.empty_left;
@@ -642,10 +641,9 @@ impl<'a> Reader<'a> {
                 let mut reader = Reader {
                     rest: element,
                     end,
-                    depth_left: r.depth_left,
-                    empty_left: r.empty_left,
                     validated: false,
                     open_ended: false,
+                    ..r.working_copy()
                 };
                 T::decode(&mut reader)?;
                 r.empty_left = reader.empty_left;
