@@ -5,7 +5,8 @@
 //! makes every format's form and bytes, checks that they round-trip ([`suite::Prepared::verify`])
 //! and hands out the timed closures ([`suite::Prepared::cases`]) that both the `bench-report`
 //! runner ([`runner::run`], [`report::write`], checked against the previous run by
-//! [`compare::Comparison`]) and the criterion bench time.
+//! [`compare::Comparison`], with ratios to rkyv also measured in alternating pairs by
+//! [`paired::measure_pair`]) and the criterion bench time.
 //!
 //! ```
 //! use bebop_workloads::data::Dataset;
@@ -32,6 +33,7 @@ pub mod pb {
 pub mod compare;
 pub mod data;
 pub mod model;
+pub mod paired;
 pub mod plot;
 pub mod report;
 pub mod runner;

@@ -164,6 +164,54 @@ pub fn summary_table(results: &Results) -> String {
     out
 }
 
+/// Decode + walk against rkyv in alternating pairs ([`crate::paired`]): per workload the
+/// median ratio and the middle half of the pairs' ratios.
+pub fn pairs_table(results: &Results) -> String {
+    let mut out = String::new();
+    let Some(first) = results.pairs.first() else {
+        return out;
+    };
+    let pairs = first.timing.pairs;
+    let at_least = results
+        .pairs
+        .iter()
+        .filter(|r| r.timing.median >= 1.0)
+        .count();
+    let _ = writeln!(
+        out,
+        "The ratios above divide figures taken apart in time. Here one batch of each (about \
+         1 ms) runs after the other, in alternating order, {pairs} times per workload (spread \
+         over the passes), and each ratio is the median over those pairs: a slow phase of the \
+         machine slows both sides of a pair. `×r` is rkyv's time over ours (above 1, Bebop is \
+         faster); the middle half of the pairs lies between the two bounds shown. Bebop is at \
+         least as fast on {at_least} of {} workloads.\n",
+        results.pairs.len()
+    );
+    let columns = [
+        "rkyv / bebop".to_owned(),
+        "middle half".to_owned(),
+        "bebop, ns".to_owned(),
+        "rkyv, ns".to_owned(),
+    ];
+    header(&mut out, "workload (decode + walk)", &columns);
+    for w in workloads(results) {
+        let Some(row) = results.pairs.iter().find(|r| r.workload == w) else {
+            continue;
+        };
+        let t = &row.timing;
+        let _ = writeln!(
+            out,
+            "| {w} | {} | {:.2}-{:.2} | {} | {} |",
+            fmt_ratio(t.median),
+            t.p25,
+            t.p75,
+            fmt_ns(t.ours_ns),
+            fmt_ns(t.peer_ns)
+        );
+    }
+    out
+}
+
 fn sizes_table(results: &Results, pick: fn(&crate::runner::SizeRow) -> usize) -> String {
     let mut out = String::new();
     let formats: Vec<Format> = Format::ALL
@@ -442,6 +490,10 @@ pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
     );
     out.push_str(&summary_table(results));
     let _ = writeln!(out, "\n![decode + walk](decode_walk.svg)\n");
+    if !results.pairs.is_empty() {
+        let _ = writeln!(out, "\n### Against rkyv, measured in pairs\n");
+        out.push_str(&pairs_table(results));
+    }
     if let Some(c) = comparison {
         let _ = writeln!(out, "\n## Against the previous run\n");
         out.push_str(&c.markdown());

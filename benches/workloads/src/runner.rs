@@ -7,6 +7,7 @@ use bumpalo::Bump;
 use serde::Serialize;
 
 use crate::data::Dataset;
+use crate::paired::{PairConfig, PairSamples, PairTiming, PairedRow, measure_pair};
 use crate::scaling::{self, BandwidthRow, ScalingRow};
 use crate::shape::Shape;
 use crate::suite::{
@@ -77,6 +78,8 @@ pub struct Results {
     pub scaling: Vec<ScalingRow>,
     /// Bandwidth against memcpy.
     pub bandwidth: Vec<BandwidthRow>,
+    /// Decode + walk against rkyv, measured in alternating pairs.
+    pub pairs: Vec<PairedRow>,
 }
 
 impl Results {
@@ -118,6 +121,33 @@ struct Collector<'o> {
     error: Option<String>,
     index: usize,
     visited: Vec<WorkloadInfo>,
+    /// Each workload's decode + walk pairs against rkyv, one entry per pass.
+    pairs: Vec<(&'static str, Vec<PairSamples>)>,
+}
+
+/// The operation and formats measured in pairs.
+const PAIRED: (Op, Format, Format) = (Op::DecodeWalk, Format::Bebop, Format::Rkyv);
+
+impl Collector<'_> {
+    /// One pass's pairs of `prepared`'s workload ([`PAIRED`]).
+    fn pairs<S: Shape>(&mut self, prepared: &Prepared<'_, S>) {
+        let config = if self.options.quick {
+            PairConfig::QUICK
+        } else {
+            PairConfig::FULL
+        };
+        let (op, ours, peer) = PAIRED;
+        let samples = measure_pair(
+            &mut *prepared.runner(ours, op),
+            &mut *prepared.runner(peer, op),
+            &config,
+        );
+        let name = prepared.info.name;
+        match self.pairs.iter_mut().find(|(w, _)| *w == name) {
+            Some((_, passes)) => passes.push(samples),
+            None => self.pairs.push((name, vec![samples])),
+        }
+    }
 }
 
 impl CaseSink for Collector<'_> {
@@ -186,6 +216,7 @@ impl WorkloadVisitor for Collector<'_> {
         };
         if self.round > 0 {
             prepared.cases(self);
+            self.pairs(&prepared);
             if self.options.progress {
                 eprintln!(
                     "[round {}] {:<18} {:.1}s",
@@ -222,6 +253,7 @@ impl WorkloadVisitor for Collector<'_> {
             }
         }
         prepared.cases(self);
+        self.pairs(&prepared);
         if self.options.progress {
             eprintln!(
                 "[{:>2}/{}] {:<18} round-trips in every format; {} cases in {:.1}s",
@@ -274,6 +306,7 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
         error: None,
         index: 0,
         visited: Vec::new(),
+        pairs: Vec::new(),
     };
     for_each_workload(&data, &mut collector);
     for_each_ascii_workload(&data, &ascii, &mut collector);
@@ -338,5 +371,16 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
         sizes: collector.sizes,
         scaling,
         bandwidth,
+        pairs: collector
+            .pairs
+            .iter()
+            .map(|(workload, passes)| PairedRow {
+                workload,
+                op: PAIRED.0,
+                ours: PAIRED.1,
+                peer: PAIRED.2,
+                timing: PairTiming::of(passes),
+            })
+            .collect(),
     })
 }

@@ -49,6 +49,16 @@ fn quick_mode_covers_everything_and_writes_the_report() {
         WORKLOADS.len() * (Format::ALL.len() - 1)
     );
     assert!(!results.scaling.is_empty() && !results.bandwidth.is_empty());
+    // Decode + walk against rkyv in pairs: one row per workload, two pairs in quick mode.
+    assert_eq!(results.pairs.len(), results.meta.workloads.len());
+    for row in &results.pairs {
+        assert_eq!(
+            (row.op, row.ours, row.peer),
+            (Op::DecodeWalk, Format::Bebop, Format::Rkyv)
+        );
+        assert_eq!(row.timing.pairs, 2, "{}", row.workload);
+        assert!(row.timing.median > 0.0, "{}", row.workload);
+    }
 
     let dir = std::env::temp_dir().join(format!("bebop-workloads-test-{}", std::process::id()));
     // Against the results checked into the repository, as a full run would compare.
@@ -64,6 +74,7 @@ fn quick_mode_covers_everything_and_writes_the_report() {
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
     assert!(md.contains("Quick mode"));
     assert!(md.contains("## Against the previous run"));
+    assert!(md.contains("### Against rkyv, measured in pairs"));
     for w in WORKLOADS {
         assert!(
             md.contains(&format!("| {} |", w.name)),
@@ -78,6 +89,10 @@ fn quick_mode_covers_everything_and_writes_the_report() {
     assert_eq!(
         json["cases"].as_array().map(Vec::len),
         Some(results.cases.len())
+    );
+    assert_eq!(
+        json["pairs"].as_array().map(Vec::len),
+        Some(results.pairs.len())
     );
     for svg in [
         "decode_walk.svg",
