@@ -8,7 +8,8 @@
 //!   `bebop/rpc.bop` and `bebop/descriptor.bop` both define `bebop.MethodType`), with
 //!   `Vec<(K, V)>` maps so that decoded descriptors re-encode byte for byte, and
 //!   `standard.rs` declaring their modules;
-//! - `spec.rs` from `schemas/spec.bop` (the types of the golden vectors of docs/wire-format.md).
+//! - `spec.rs` from `schemas/spec.bop` (the types of the golden vectors of docs/wire-format.md);
+//! - `recursion.rs` from `schemas/recursion.bop` (a struct that holds an array of itself).
 //!
 //! Every file has owned types under `cfg(feature = "owned")`.
 //!
@@ -91,5 +92,8 @@ fn main() -> Result<(), bebop_build::Error> {
     config(&out_dir, "spec.rs")
         .include(manifest.join("schemas"))
         .compile(&["schemas/spec.bop"])?;
+    config(&out_dir, "recursion.rs")
+        .include(manifest.join("schemas"))
+        .compile(&["schemas/recursion.bop"])?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 //!   `bebop/plugin.bop`, `bebop/rpc.bop`, `bebop/decorators.bop`, `bebop/empty.bop`,
 //!   `bebop/any.bop`, `bebop/json.bop`), one module each (holding package `bebop`), with
 //!   `Vec<(K, V)>` owned maps;
-//! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of `docs/wire-format.md`.
+//! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of `docs/wire-format.md`;
+//! - [`recursion`]: `schemas/recursion.bop`, a struct that holds an array of itself.
 //!
 //! The reference fixtures are not compiled here a second time: `bebop-build`'s output for
 //! every one of them must equal the golden file `codegen/rust/tests/expected/NAME.rs` (test
@@ -45,4 +46,9 @@ pub mod standard {
 /// Generated from `schemas/spec.bop`.
 pub mod spec {
     include!(concat!(env!("OUT_DIR"), "/spec.rs"));
+}
+
+/// Generated from `schemas/recursion.bop`.
+pub mod recursion {
+    include!(concat!(env!("OUT_DIR"), "/recursion.rs"));
 }

@@ -386,6 +386,70 @@ fn deep_nesting_is_refused() {
     );
 }
 
+/// A struct that holds an array of itself (its element check is inlined into its own
+/// decoding, docs/decisions.md D40): outlines nested within the limit round-trip through
+/// view and owned forms; nested far past it, both fail with `TooDeep` and the stack holds.
+#[test]
+fn a_struct_holding_an_array_of_itself_nests_within_the_limits() {
+    use bebop_rust_build_tests::recursion::{Outline, owned as rec};
+    // One outline per level: title "t", one section (the next level), innermost none.
+    let nest = |levels: usize| -> Vec<u8> {
+        let mut bytes = rec::Outline {
+            title: "leaf".into(),
+            sections: Vec::new(),
+        }
+        .encode_to_vec()
+        .unwrap();
+        for _ in 0..levels {
+            let mut next = u32le(1).to_vec();
+            next.extend_from_slice(b"t\0");
+            next.extend_from_slice(&u32le(1));
+            next.extend_from_slice(&bytes);
+            bytes = next;
+        }
+        bytes
+    };
+    // An outline of 30 levels: the array and the struct inside it are one level each.
+    let bytes = nest(30);
+    let view = Outline::from_bytes(&bytes).unwrap();
+    let mut depth = 0;
+    let mut at = view;
+    while let Some(inner) = at.sections.iter().next() {
+        assert_eq!(at.title, "t");
+        depth += 1;
+        at = inner;
+    }
+    assert_eq!((depth, at.title), (30, "leaf"));
+    let owned = rec::Outline::from_bytes(&bytes).unwrap();
+    assert_eq!(owned.encode_to_vec().unwrap(), bytes);
+    assert_eq!(view.to_owned_value(), owned);
+    // Nested 64 deep: past the default limit of 64 levels, not past a higher one.
+    let deep = nest(64);
+    assert_eq!(
+        Outline::from_bytes(&deep).unwrap_err().kind(),
+        ErrorKind::TooDeep
+    );
+    assert_eq!(
+        rec::Outline::from_bytes(&deep).unwrap_err().kind(),
+        ErrorKind::TooDeep
+    );
+    let limits = Limits {
+        max_depth: 200,
+        ..Limits::DEFAULT
+    };
+    assert!(Outline::from_bytes_with_limits(&deep, limits).is_ok());
+    // Far past any limit: refused, not a stack overflow.
+    let hostile = nest(20_000);
+    assert_eq!(
+        Outline::from_bytes(&hostile).unwrap_err().kind(),
+        ErrorKind::TooDeep
+    );
+    assert_eq!(
+        rec::Outline::from_bytes(&hostile).unwrap_err().kind(),
+        ErrorKind::TooDeep
+    );
+}
+
 /// Every single-byte change of every seed, at every position: some are accepted (so the
 /// checks on accepted input run) and some rejected, and none panics.
 #[test]

@@ -1,5 +1,6 @@
-//! Property tests of the types generated from `benches/workloads/schemas/workloads.bop`: for
-//! random owned values of every struct, message and union of the schema,
+//! Property tests of the types generated from `benches/workloads/schemas/workloads.bop` (and
+//! of the struct of `schemas/recursion.bop` that holds an array of itself): for random owned
+//! values of every struct, message and union of the schema,
 //!
 //! - `encoded_size` is the length `encode_to_vec` writes;
 //! - the bytes decode to a view whose `to_owned_value` equals the original, and to an equal
@@ -155,6 +156,19 @@ fn tree() -> impl Strategy<Value = owned::TreeNode> {
             prop::option::of(prop::collection::vec(inner, 0..4)),
         )
             .prop_map(|(value, children)| owned::TreeNode { value, children })
+    })
+}
+
+/// Outlines (`schemas/recursion.bop`: a struct holding an array of itself), up to 5 deep.
+fn outline() -> impl Strategy<Value = bebop_rust_build_tests::recursion::owned::Outline> {
+    use bebop_rust_build_tests::recursion::owned::Outline;
+    let leaf = text().prop_map(|title| Outline {
+        title,
+        sections: Vec::new(),
+    });
+    leaf.prop_recursive(5, 64, 4, |inner| {
+        (text(), prop::collection::vec(inner, 0..4))
+            .prop_map(|(title, sections)| Outline { title, sections })
     })
 }
 
@@ -347,6 +361,11 @@ proptest! {
     #[test]
     fn tree_round_trips(v in tree()) {
         round_trip!(v, bm::TreeNode);
+    }
+
+    #[test]
+    fn outline_round_trips(v in outline()) {
+        round_trip!(v, bebop_rust_build_tests::recursion::Outline);
     }
 
     #[test]
