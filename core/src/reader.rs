@@ -523,7 +523,14 @@ impl<'a> Reader<'a> {
         // stays in memory and its every "validated" test stays in the code.
         let mut copy = self.working_copy();
         let out = if T::OWN_CHECK {
-            copy.check_elements::<T>(count)
+            // The call returns no slice; what it read is measured here. Its exit then
+            // writes less (TreeDeep decode: 91,557 instructions with the slice returned,
+            // 88,496 without).
+            let start = copy.rest;
+            copy.check_elements::<T>(count).map(|()| {
+                let used = start.len() - copy.rest.len();
+                start.get(..used).unwrap_or_default()
+            })
         } else {
             copy.check_elements_inline::<T>(count)
         };
@@ -560,8 +567,8 @@ impl<'a> Reader<'a> {
     /// and unions, which may hold themselves (trees, JSON values), and whose walks cost more
     /// inlined into every enclosing one (TreeDeep decode + walk took 31% more instructions).
     #[inline(never)]
-    fn check_elements<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
-        self.check_elements_inline::<T>(count)
+    fn check_elements<T: Decode<'a>>(&mut self, count: usize) -> Result<(), Error> {
+        self.check_elements_inline::<T>(count).map(drop)
     }
 
     /// [`elements`](Self::elements) beyond its inlined fast path, inlined: for strings,
