@@ -521,21 +521,20 @@ impl<'a> Reader<'a> {
         // come back. Were this reader's address passed, the call could change any field as
         // far as LLVM knows, `validated` included: a reader local to a view's iterator then
         // stays in memory and its every "validated" test stays in the code.
+        // The walks return no slice; what they read is measured here, once. (The call's
+        // exit then writes less: TreeDeep decode took 91,557 instructions with the slice
+        // returned, 86,452 without; docs/decisions.md D40.)
+        let start = self.rest;
         let mut copy = self.working_copy();
         let out = if T::OWN_CHECK {
-            // The call returns no slice; what it read is measured here. Its exit then
-            // writes less (TreeDeep decode: 91,557 instructions with the slice returned,
-            // 88,496 without).
-            let start = copy.rest;
-            copy.check_elements::<T>(count).map(|()| {
-                let used = start.len() - copy.rest.len();
-                start.get(..used).unwrap_or_default()
-            })
+            copy.check_elements::<T>(count)
         } else {
             copy.check_elements_inline::<T>(count)
         };
         self.catch_up(&copy);
-        out
+        out?;
+        let used = start.len() - self.rest.len();
+        Ok(start.get(..used).unwrap_or_default())
     }
 
     /// A copy of this reader built field by field, for a walk that should keep its reader
@@ -568,7 +567,7 @@ impl<'a> Reader<'a> {
     /// inlined into every enclosing one (TreeDeep decode + walk took 31% more instructions).
     #[inline(never)]
     fn check_elements<T: Decode<'a>>(&mut self, count: usize) -> Result<(), Error> {
-        self.check_elements_inline::<T>(count).map(drop)
+        self.check_elements_inline::<T>(count)
     }
 
     /// [`elements`](Self::elements) beyond its inlined fast path, inlined: for strings,
@@ -576,11 +575,10 @@ impl<'a> Reader<'a> {
     /// that a call per array cost more than its elements (LLMChunkSmall, three short arrays of
     /// one struct of a string each: decode took 675 instructions with the call, 424 without).
     #[inline(always)]
-    fn check_elements_inline<T: Decode<'a>>(&mut self, count: usize) -> Result<&'a [u8], Error> {
+    fn check_elements_inline<T: Decode<'a>>(&mut self, count: usize) -> Result<(), Error> {
         if self.validated {
-            return self.skip_elements::<T>(count);
+            return self.skip_elements::<T>(count).map(drop);
         }
-        let start = self.rest;
         if let Some(size) = T::FIXED_SIZE {
             if size == 0 {
                 self.charge_empty(count)?;
@@ -597,7 +595,7 @@ impl<'a> Reader<'a> {
                 }
             };
             if T::ALWAYS_VALID {
-                return self.take(total);
+                return self.take(total).map(drop);
             }
             if size > 0 {
                 return self.check_fixed_elements::<T>(size, total);
@@ -635,9 +633,7 @@ impl<'a> Reader<'a> {
             Ok(())
         });
         self.catch_up(&walk);
-        out?;
-        let used = start.len() - self.rest.len();
-        Ok(&start[..used])
+        out
     }
 
     /// Checks the `total / size` elements of fixed size `size` (not 0) that start the rest
@@ -651,7 +647,7 @@ impl<'a> Reader<'a> {
         &mut self,
         size: usize,
         total: usize,
-    ) -> Result<&'a [u8], Error> {
+    ) -> Result<(), Error> {
         let (block, after) = self
             .rest
             .split_at_checked(total)
@@ -674,7 +670,7 @@ impl<'a> Reader<'a> {
             Ok(())
         })?;
         self.rest = after;
-        Ok(block)
+        Ok(())
     }
 
     /// Moves past `count` elements of `T` in validated bytes and returns their bytes.

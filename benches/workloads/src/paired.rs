@@ -35,6 +35,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::suite::{Format, Op};
+use crate::timing::calibrate;
 
 /// How pairs are taken.
 #[derive(Clone, Copy, Debug)]
@@ -129,23 +130,6 @@ pub struct PairedRow {
     pub peer: Format,
     /// What the pairs found.
     pub timing: PairTiming,
-}
-
-/// How many iterations of `run` fill a batch of `target` (at least 1).
-fn calibrate(run: &mut dyn FnMut(u64) -> Duration, target: Duration) -> u64 {
-    let mut iters = 1u64;
-    loop {
-        let took = run(iters);
-        if took >= target || iters >= 1 << 32 {
-            return iters;
-        }
-        let factor = if took.is_zero() {
-            100
-        } else {
-            (target.as_nanos() / took.as_nanos()).clamp(2, 100) as u64
-        };
-        iters = iters.saturating_mul(factor);
-    }
 }
 
 /// Times `ours` and `peer` (each runs its operation `iters` times and returns the elapsed

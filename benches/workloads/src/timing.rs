@@ -49,20 +49,7 @@ pub struct Timing {
 /// Times `run` (which runs its operation `iters` times and returns the elapsed time).
 pub fn measure(run: &mut dyn FnMut(u64) -> Duration, config: &TimingConfig) -> Timing {
     let started = Instant::now();
-    // Warm up and find how many iterations fill a batch.
-    let mut iters = 1u64;
-    loop {
-        let took = run(iters);
-        if took >= config.batch || iters >= 1 << 32 {
-            break;
-        }
-        let factor = if took.is_zero() {
-            100
-        } else {
-            (config.batch.as_nanos() / took.as_nanos()).clamp(2, 100) as u64
-        };
-        iters = iters.saturating_mul(factor);
-    }
+    let iters = calibrate(run, config.batch);
     let mut per_iter = Vec::with_capacity(config.samples);
     for _ in 0..config.samples {
         let took = run(iters);
@@ -72,6 +59,24 @@ pub fn measure(run: &mut dyn FnMut(u64) -> Duration, config: &TimingConfig) -> T
         }
     }
     summarise(&per_iter, iters)
+}
+
+/// Warms `run` up and finds how many iterations of it fill a batch of `batch` (at least 1;
+/// 1 for a zero batch).
+pub fn calibrate(run: &mut dyn FnMut(u64) -> Duration, batch: Duration) -> u64 {
+    let mut iters = 1u64;
+    loop {
+        let took = run(iters);
+        if took >= batch || iters >= 1 << 32 {
+            return iters;
+        }
+        let factor = if took.is_zero() {
+            100
+        } else {
+            (batch.as_nanos() / took.as_nanos()).clamp(2, 100) as u64
+        };
+        iters = iters.saturating_mul(factor);
+    }
 }
 
 /// Runs `run` once with one iteration, for the quick mode (no timing claims).
