@@ -32,6 +32,7 @@ pub mod pb {
 
 pub mod compare;
 pub mod data;
+pub mod instructions;
 pub mod model;
 pub mod paired;
 pub mod plot;

@@ -267,7 +267,8 @@ impl WorkloadVisitor for Collector<'_> {
     }
 }
 
-fn cpu_model() -> String {
+/// The CPU model, from `/proc/cpuinfo` when there is one (else the architecture).
+pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
