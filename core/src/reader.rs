@@ -245,7 +245,28 @@ impl<'a> Reader<'a> {
     /// Reads a little-endian `u32` (the type of every length and count prefix).
     #[inline]
     pub fn read_u32(&mut self) -> Result<u32, Error> {
-        self.read_array::<4>().map(|b| u32::from_le_bytes(*b))
+        self.read_bytes_as(u32::from_le_bytes)
+    }
+
+    /// Reads `N` bytes and converts them with `f`: how every fixed-size scalar is read.
+    ///
+    /// Not through [`read_array`](Self::read_array): its `Result<&[u8; N], Error>` puts the
+    /// reference where the error keeps 32-bit fields, and LLVM then carried every position
+    /// read that way as two 32-bit halves joined again at each use (5 instructions per
+    /// element of an array of messages; TreeWide decode took 4,670 instructions so and
+    /// 4,370 without).
+    #[inline(always)]
+    pub(crate) fn read_bytes_as<const N: usize, T>(
+        &mut self,
+        f: impl FnOnce([u8; N]) -> T,
+    ) -> Result<T, Error> {
+        match self.rest.split_first_chunk::<N>() {
+            Some((head, rest)) => {
+                self.rest = rest;
+                Ok(f(*head))
+            }
+            None => Err(Self::end_error(self.site(), N)),
+        }
     }
 
     /// Takes the next `len` bytes (zero-copy).

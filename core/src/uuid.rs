@@ -207,7 +207,7 @@ impl<'a> Decode<'a> for Uuid {
     const ALWAYS_VALID: bool = true;
     #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
-        reader.read_array::<16>().map(|b| Uuid(*b))
+        reader.read_bytes_as(Uuid)
     }
 }
 
