@@ -282,10 +282,12 @@ pub fn markdown(now: &Counts, before: Option<&Counts>) -> String {
         "Counted by callgrind (`scripts/instr-report`; {}, on {}, {}, {:.0} s). Each case ran \
          alone under `valgrind --tool=callgrind`, collecting only inside the suite's timed \
          closure, for 10 to 2,000 operations (about 4 MB of input), and each figure is its \
-         total divided by the operations. These counts repeat exactly from run to run, where the timed \
-         report (`report.md`) moves with the machine. They are not time: a cache miss costs no \
-         instruction and a vector instruction counts once. `×r` is rkyv's count over ours \
-         (above 1, Bebop executes fewer).\n",
+         total divided by the operations. These counts repeat exactly from run to run of one \
+         build, where the timed report (`report.md`) moves with the machine. They are not \
+         time: a cache miss costs no instruction and a vector instruction counts once. Both \
+         formats are compiled into one binary, so a change to our crates can move rkyv's \
+         counts too, through what the compiler inlines: compare commits by our rows, as the \
+         check below does. `×r` is rkyv's count over ours (above 1, Bebop executes fewer).\n",
         now.meta.valgrind,
         now.meta.cpu,
         utc_date(now.meta.started_unix),
