@@ -248,13 +248,14 @@ impl<'a> Reader<'a> {
         self.read_bytes_as(u32::from_le_bytes)
     }
 
-    /// Reads `N` bytes and converts them with `f`: how every fixed-size scalar is read.
+    /// Reads `N` bytes and converts them with `f`: how length prefixes and uuids are read.
     ///
     /// Not through [`read_array`](Self::read_array): its `Result<&[u8; N], Error>` puts the
     /// reference where the error keeps 32-bit fields, and LLVM then carried every position
     /// read that way as two 32-bit halves joined again at each use (5 instructions per
     /// element of an array of messages; TreeWide decode took 4,670 instructions so and
-    /// 4,370 without).
+    /// 4,270 without). The other scalars keep `read_array`: this way added 3 instructions
+    /// to TensorShard decode (docs/decisions.md D40).
     #[inline(always)]
     pub(crate) fn read_bytes_as<const N: usize, T>(
         &mut self,

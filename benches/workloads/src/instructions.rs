@@ -26,18 +26,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::Dataset;
 use crate::report::{fmt_ratio, thousands, utc_date};
-use crate::shape::Shape;
-use crate::suite::{
-    ASCII_WORKLOADS, CaseSink, Format, Op, Prepared, WORKLOADS, WorkloadInfo, WorkloadVisitor,
-    for_each_ascii_workload, for_each_workload,
-};
-use crate::text::TextMode;
+use crate::suite::{ASCII_WORKLOADS, Format, Op, WORKLOADS, is_chosen, with_case};
 
 /// The formats counted: ours and the zero-copy peer the issue measures it against.
 pub const FORMATS: [Format; 2] = [Format::Bebop, Format::Rkyv];
@@ -48,6 +41,10 @@ pub const OPS: [Op; 3] = [Op::Decode, Op::DecodeWalk, Op::Encode];
 /// How many more instructions a row of ours may execute before it is flagged: 2%. (Counts
 /// repeat exactly, so any change is a change of code; this keeps small ones unflagged.)
 pub const THRESHOLD: f64 = 0.02;
+
+/// How much a row of ours must move, either way, to be listed against the previous run:
+/// 0.5%.
+pub const MOVED: f64 = 0.005;
 
 /// The symbol pattern callgrind collects inside: the suite's timed closure and what it calls.
 pub const COLLECT: &str = "bebop_workloads::suite::timed::*";
@@ -142,14 +139,14 @@ impl Counts {
     }
 }
 
-/// Every workload name, the ASCII rows after the others, narrowed to those containing one
-/// of `only` (all when `only` is empty).
+/// Every workload name, the ASCII rows after the others, narrowed to those `only` asks for
+/// ([`is_chosen`]).
 pub fn workload_names(only: &[String]) -> Vec<&'static str> {
     WORKLOADS
         .iter()
         .chain(ASCII_WORKLOADS.iter())
         .map(|w| w.name)
-        .filter(|name| only.is_empty() || only.iter().any(|o| name.contains(o.as_str())))
+        .filter(|name| is_chosen(name, only))
         .collect()
 }
 
@@ -163,58 +160,16 @@ pub enum CaseRun {
     Absent,
 }
 
-/// Builds the workloads, finds the case `workload` · `format` · `op` (names as
-/// [`Format::name`] and [`Op::id`] give them), checks that it round-trips and runs it
-/// [`operations_for`] its wire size times, inside the timed closure that callgrind counts.
+/// Runs the case `workload` · `format` · `op` ([`with_case`]) [`operations_for`] its wire
+/// size times, inside the timed closure that callgrind counts.
 pub fn run_case(workload: &str, format: &str, op: &str) -> Result<CaseRun, String> {
-    struct Target<'n> {
-        workload: &'n str,
-        format: &'n str,
-        op: &'n str,
-        outcome: Result<CaseRun, String>,
-    }
-    impl CaseSink for Target<'_> {
-        fn case(
-            &mut self,
-            _workload: WorkloadInfo,
-            format: Format,
-            op: Op,
-            wire_bytes: usize,
-            run: &mut dyn FnMut(u64) -> Duration,
-        ) {
-            if format.name() == self.format && op.id() == self.op {
-                let n = operations_for(wire_bytes);
-                run(n);
-                self.outcome = Ok(CaseRun::Ran(n));
-            }
-        }
-    }
-    impl WorkloadVisitor for Target<'_> {
-        fn visit<S: Shape>(&mut self, info: WorkloadInfo, value: &S) {
-            if info.name != self.workload {
-                return;
-            }
-            let arena = bumpalo::Bump::new();
-            match Prepared::new(info, value, &arena).and_then(|p| p.verify().map(|()| p)) {
-                Ok(prepared) => prepared.cases(self),
-                Err(e) => self.outcome = Err(e),
-            }
-        }
-    }
-    let mut target = Target {
-        workload,
-        format,
-        op,
-        outcome: Ok(CaseRun::Absent),
-    };
-    let data = Dataset::build();
-    if ASCII_WORKLOADS.iter().any(|w| w.name == workload) {
-        let ascii = Dataset::build_with(TextMode::Ascii);
-        for_each_ascii_workload(&data, &ascii, &mut target);
-    } else {
-        for_each_workload(&data, &mut target);
-    }
-    target.outcome
+    let mut ran = CaseRun::Absent;
+    with_case(workload, format, op, &mut |wire_bytes, run| {
+        let n = operations_for(wire_bytes);
+        run(n);
+        ran = CaseRun::Ran(n);
+    })?;
+    Ok(ran)
 }
 
 /// A row of ours whose count moved since the previous run.
@@ -240,8 +195,8 @@ impl Change {
     }
 }
 
-/// The rows of ours (Bebop's) present in both runs whose count moved by more than 0.5%,
-/// either way, in `now`'s order.
+/// The rows of ours (Bebop's) present in both runs whose count moved by more than
+/// [`MOVED`], either way, in `now`'s order.
 pub fn changes(before: &Counts, now: &Counts) -> Vec<Change> {
     let earlier: BTreeMap<(&str, &str, &str), f64> = before
         .counts
@@ -259,7 +214,7 @@ pub fn changes(before: &Counts, now: &Counts) -> Vec<Change> {
         .filter_map(|c| {
             let before = *earlier.get(&(c.workload.as_str(), c.format.as_str(), c.op.as_str()))?;
             let now = c.per_op();
-            let moved = before > 0.0 && ((now / before) - 1.0).abs() > 0.005;
+            let moved = before > 0.0 && ((now / before) - 1.0).abs() > MOVED;
             moved.then(|| Change {
                 label: format!("{} · {} · {}", c.workload, c.format, c.op),
                 before,
@@ -332,11 +287,12 @@ pub fn markdown(now: &Counts, before: Option<&Counts>) -> String {
         let _ = writeln!(
             md,
             "\n## Against the previous run\n\nThe previous counts: {}, on {}, {}. Rows of ours \
-             whose count moved by more than 0.5%; ⚑ marks more than {:.0}% more \
+             whose count moved by more than {}%; ⚑ marks more than {:.0}% more \
              instructions ({flagged} of them).\n",
             before.meta.valgrind,
             before.meta.cpu,
             utc_date(before.meta.started_unix),
+            MOVED * 100.0,
             THRESHOLD * 100.0,
         );
         if moved.is_empty() {

@@ -195,14 +195,7 @@ fn compressed_sizes(bytes: &[u8]) -> Result<(usize, usize), String> {
 impl WorkloadVisitor for Collector<'_> {
     fn visit<S: Shape>(&mut self, info: WorkloadInfo, value: &S) {
         self.index += 1;
-        if self.error.is_some()
-            || (!self.options.only.is_empty()
-                && !self
-                    .options
-                    .only
-                    .iter()
-                    .any(|o| info.name.contains(o.as_str())))
-        {
+        if self.error.is_some() || !crate::suite::is_chosen(info.name, &self.options.only) {
             return;
         }
         let started = Instant::now();

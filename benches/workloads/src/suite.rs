@@ -766,6 +766,78 @@ pub trait CaseSink {
     );
 }
 
+/// A case's timed closure ([`CaseSink::case`]): runs the operation `iters` times and returns
+/// the elapsed time.
+pub type TimedRun<'a> = dyn FnMut(u64) -> Duration + 'a;
+
+/// True when a workload named `name` is among those `only` asks for: every workload when
+/// `only` is empty, else those whose name contains one of its entries (`--only`).
+pub fn is_chosen(name: &str, only: &[String]) -> bool {
+    only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))
+}
+
+/// Builds the workloads, prepares and verifies `workload`, and hands `run` the size of its
+/// encoding and the timed closure of the case `format` · `op` (named as [`Format::name`]
+/// and [`Op::id`] name them). `Ok(false)` when there is no such case: an unknown name, or an
+/// ASCII row whose text drew no multi-byte character. For running one case alone
+/// (`examples/profile.rs`, `instr-report`).
+pub fn with_case(
+    workload: &str,
+    format: &str,
+    op: &str,
+    run: &mut dyn FnMut(usize, &mut TimedRun<'_>),
+) -> Result<bool, String> {
+    struct Target<'n, 'r> {
+        workload: &'n str,
+        format: &'n str,
+        op: &'n str,
+        run: &'r mut dyn FnMut(usize, &mut TimedRun<'_>),
+        outcome: Result<bool, String>,
+    }
+    impl CaseSink for Target<'_, '_> {
+        fn case(
+            &mut self,
+            _workload: WorkloadInfo,
+            format: Format,
+            op: Op,
+            wire_bytes: usize,
+            run: &mut dyn FnMut(u64) -> Duration,
+        ) {
+            if format.name() == self.format && op.id() == self.op {
+                (self.run)(wire_bytes, run);
+                self.outcome = Ok(true);
+            }
+        }
+    }
+    impl WorkloadVisitor for Target<'_, '_> {
+        fn visit<S: Shape>(&mut self, info: WorkloadInfo, value: &S) {
+            if info.name != self.workload {
+                return;
+            }
+            let arena = Bump::new();
+            match Prepared::new(info, value, &arena).and_then(|p| p.verify().map(|()| p)) {
+                Ok(prepared) => prepared.cases(self),
+                Err(e) => self.outcome = Err(e),
+            }
+        }
+    }
+    let mut target = Target {
+        workload,
+        format,
+        op,
+        run,
+        outcome: Ok(false),
+    };
+    let data = Dataset::build();
+    if is_ascii_row(workload) {
+        let ascii = Dataset::build_with(crate::text::TextMode::Ascii);
+        for_each_ascii_workload(&data, &ascii, &mut target);
+    } else {
+        for_each_workload(&data, &mut target);
+    }
+    target.outcome
+}
+
 /// Prepares and verifies every workload, failing on the first that does not round-trip.
 pub fn verify_all(data: &Dataset) -> CheckResult {
     struct V(CheckResult);
