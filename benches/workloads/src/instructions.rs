@@ -1,9 +1,10 @@
 //! Instructions per operation, counted by callgrind: the steady figure beside the timings.
 //!
-//! The timed report moves with the machine. On one 2-vCPU host, Bebop's and rkyv's
-//! Embedding768 decode + walk, whose hot loops are the same nine instructions, measured
-//! ×0.72 and ×1.38 against each other in alternating pairs minutes apart. An instruction
-//! count does not move unless the code does, so `instr-report` counts them. It runs each
+//! The timed report moves with the machine. On one 2-vCPU host, before the repository's
+//! builds aligned loops (docs/decisions.md D42), Bebop's and rkyv's Embedding768
+//! decode + walk, whose hot loops are the same nine instructions, measured ×0.72 and ×1.38
+//! against each other in alternating pairs minutes apart. An instruction count does not
+//! move unless the code does, so `instr-report` counts them. It runs each
 //! case (workload × format × operation) once under
 //! `valgrind --tool=callgrind`, collecting only inside the suite's timed closure
 //! (`bebop_workloads::suite::timed::*`), for [`operations_for`] operations, and divides.

@@ -184,10 +184,11 @@ pub fn pairs_table(results: &Results) -> String {
          over the passes), and each ratio is the median over those pairs: a slow phase of the \
          machine slows both sides of a pair. `×r` is rkyv's time over ours (above 1, Bebop is \
          faster); the middle half of the pairs lies between the two bounds shown. Bebop is at \
-         least as fast on {at_least} of {} workloads. Pairs cancel slow phases, not every \
-         state of the machine: on one host, Embedding768, whose hot loop is the same nine \
-         instructions in both formats, measured ×0.72 in one run and ×1.38 minutes later. \
-         The instruction counts in [instructions.md](instructions.md) (`scripts/instr-report`) \
+         least as fast on {at_least} of {} workloads. Pairs cancel slow phases, not where the \
+         linker put each format's hot loops: the repository's x86-64 builds align loops to 64 \
+         bytes (`.cargo/config.toml`), without which Embedding768, whose hot loop is the same \
+         nine instructions in both formats, measured ×0.70 here (docs/decisions.md D42). The \
+         instruction counts in [instructions.md](instructions.md) (`scripts/instr-report`) \
          repeat exactly.\n",
         results.pairs.len()
     );
