@@ -69,7 +69,8 @@ impl UserRequest {
 }
 
 impl WireSize for UserRequest {
-    const MIN_SIZE: usize = 5;
+    // The length prefix alone: a message body may be empty (no fields, no end marker).
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> Decode<'a> for UserRequest {
@@ -354,7 +355,7 @@ impl TreeNode<'_> {
 }
 
 impl WireSize for TreeNode<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> Decode<'a> for TreeNode<'a> {
@@ -427,7 +428,7 @@ impl Chain<'_> {
 }
 
 impl WireSize for Chain<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> Decode<'a> for Chain<'a> {

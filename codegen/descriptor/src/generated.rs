@@ -905,7 +905,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for TypeDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for TypeDescriptor<'a> {
@@ -949,8 +949,37 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.kind)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.array_element)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.fixed_array_element)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.fixed_array_size)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.map_key)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.map_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 7 {
+                    reader.check_field(|m: &Self| &m.defined_fqn)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.kind)?,
                         2 => reader.check_field(|m: &Self| &m.array_element)?,
                         3 => reader.check_field(|m: &Self| &m.fixed_array_element)?,
@@ -960,6 +989,7 @@ pub mod bebop {
                         7 => reader.check_field(|m: &Self| &m.defined_fqn)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1051,7 +1081,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for LiteralValue<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for LiteralValue<'a> {
@@ -1105,8 +1135,49 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.kind)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.bool_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.int_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.float_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.string_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.uuid_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 7 {
+                    reader.check_field(|m: &Self| &m.raw_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 8 {
+                    reader.check_field(|m: &Self| &m.bytes_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 9 {
+                    reader.check_field(|m: &Self| &m.timestamp_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 10 {
+                    reader.check_field(|m: &Self| &m.duration_value)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.kind)?,
                         2 => reader.check_field(|m: &Self| &m.bool_value)?,
                         3 => reader.check_field(|m: &Self| &m.int_value)?,
@@ -1119,6 +1190,7 @@ pub mod bebop {
                         10 => reader.check_field(|m: &Self| &m.duration_value)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1265,7 +1337,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DecoratorUsage<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DecoratorUsage<'a> {
@@ -1296,13 +1368,27 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.fqn)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.args)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.export_data)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.fqn)?,
                         2 => reader.check_field(|m: &Self| &m.args)?,
                         3 => reader.check_field(|m: &Self| &m.export_data)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1367,7 +1453,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for FieldDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for FieldDescriptor<'a> {
@@ -1404,8 +1490,29 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.documentation)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.r#type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.index)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.decorators)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.name)?,
                         2 => reader.check_field(|m: &Self| &m.documentation)?,
                         3 => reader.check_field(|m: &Self| &m.r#type)?,
@@ -1413,6 +1520,7 @@ pub mod bebop {
                         5 => reader.check_field(|m: &Self| &m.decorators)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1487,7 +1595,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for EnumMemberDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for EnumMemberDescriptor<'a> {
@@ -1524,8 +1632,29 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.documentation)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.decorators)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.value_expr)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.name)?,
                         2 => reader.check_field(|m: &Self| &m.documentation)?,
                         3 => reader.check_field(|m: &Self| &m.value)?,
@@ -1533,6 +1662,7 @@ pub mod bebop {
                         5 => reader.check_field(|m: &Self| &m.value_expr)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1606,7 +1736,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for UnionBranchDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for UnionBranchDescriptor<'a> {
@@ -1648,8 +1778,33 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.discriminator)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.documentation)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.inline_fqn)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.type_ref_fqn)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.decorators)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.discriminator)?,
                         2 => reader.check_field(|m: &Self| &m.documentation)?,
                         3 => reader.check_field(|m: &Self| &m.inline_fqn)?,
@@ -1658,6 +1813,7 @@ pub mod bebop {
                         6 => reader.check_field(|m: &Self| &m.decorators)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1738,7 +1894,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for MethodDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for MethodDescriptor<'a> {
@@ -1781,8 +1937,37 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.documentation)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.request_type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.response_type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.method_type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.id)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 7 {
+                    reader.check_field(|m: &Self| &m.decorators)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.name)?,
                         2 => reader.check_field(|m: &Self| &m.documentation)?,
                         3 => reader.check_field(|m: &Self| &m.request_type)?,
@@ -1792,6 +1977,7 @@ pub mod bebop {
                         7 => reader.check_field(|m: &Self| &m.decorators)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1870,7 +2056,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for EnumDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for EnumDef<'a> {
@@ -1905,13 +2091,27 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.base_type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.members)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.is_flags)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.base_type)?,
                         2 => reader.check_field(|m: &Self| &m.members)?,
                         3 => reader.check_field(|m: &Self| &m.is_flags)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1974,7 +2174,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for StructDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for StructDef<'a> {
@@ -2009,13 +2209,27 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.fields)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.is_mutable)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.fixed_size)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.fields)?,
                         2 => reader.check_field(|m: &Self| &m.is_mutable)?,
                         3 => reader.check_field(|m: &Self| &m.fixed_size)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2070,7 +2284,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for MessageDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for MessageDef<'a> {
@@ -2142,7 +2356,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for UnionDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for UnionDef<'a> {
@@ -2214,7 +2428,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for ServiceDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for ServiceDef<'a> {
@@ -2288,7 +2502,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for ConstDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for ConstDef<'a> {
@@ -2318,12 +2532,22 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.r#type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.r#type)?,
                         2 => reader.check_field(|m: &Self| &m.value)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2391,7 +2615,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DecoratorParamDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DecoratorParamDef<'a> {
@@ -2433,8 +2657,33 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.description)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.r#type)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.required)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.default_value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.allowed_values)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.name)?,
                         2 => reader.check_field(|m: &Self| &m.description)?,
                         3 => reader.check_field(|m: &Self| &m.r#type)?,
@@ -2443,6 +2692,7 @@ pub mod bebop {
                         6 => reader.check_field(|m: &Self| &m.allowed_values)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2523,7 +2773,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DecoratorDef<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DecoratorDef<'a> {
@@ -2564,8 +2814,29 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.targets)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.allow_multiple)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.params)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.validate_source)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.export_source)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.targets)?,
                         2 => reader.check_field(|m: &Self| &m.allow_multiple)?,
                         3 => reader.check_field(|m: &Self| &m.params)?,
@@ -2573,6 +2844,7 @@ pub mod bebop {
                         5 => reader.check_field(|m: &Self| &m.export_source)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2662,7 +2934,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DefinitionDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DefinitionDescriptor<'a> {
@@ -2724,8 +2996,65 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.kind)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.fqn)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.documentation)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.visibility)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.decorators)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 7 {
+                    reader.check_field(|m: &Self| &m.nested)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 8 {
+                    reader.check_field(|m: &Self| &m.enum_def)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 9 {
+                    reader.check_field(|m: &Self| &m.struct_def)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 10 {
+                    reader.check_field(|m: &Self| &m.message_def)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 11 {
+                    reader.check_field(|m: &Self| &m.union_def)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 12 {
+                    reader.check_field(|m: &Self| &m.service_def)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 13 {
+                    reader.check_field(|m: &Self| &m.const_def)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 14 {
+                    reader.check_field(|m: &Self| &m.decorator_def)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.kind)?,
                         2 => reader.check_field(|m: &Self| &m.name)?,
                         3 => reader.check_field(|m: &Self| &m.fqn)?,
@@ -2742,6 +3071,7 @@ pub mod bebop {
                         14 => reader.check_field(|m: &Self| &m.decorator_def)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2862,7 +3192,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for Location<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Location<'a> {
@@ -2899,8 +3229,29 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.path)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.span)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.leading_comments)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.trailing_comments)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.detached_comments)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.path)?,
                         2 => reader.check_field(|m: &Self| &m.span)?,
                         3 => reader.check_field(|m: &Self| &m.leading_comments)?,
@@ -2908,6 +3259,7 @@ pub mod bebop {
                         5 => reader.check_field(|m: &Self| &m.detached_comments)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2970,7 +3322,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for SourceCodeInfo<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for SourceCodeInfo<'a> {
@@ -3059,7 +3411,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for SchemaDescriptor<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for SchemaDescriptor<'a> {
@@ -3101,8 +3453,33 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.path)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.package)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.edition)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.imports)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.definitions)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.source_code_info)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.path)?,
                         2 => reader.check_field(|m: &Self| &m.package)?,
                         3 => reader.check_field(|m: &Self| &m.edition)?,
@@ -3111,6 +3488,7 @@ pub mod bebop {
                         6 => reader.check_field(|m: &Self| &m.source_code_info)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3177,7 +3555,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for DescriptorSet<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for DescriptorSet<'a> {
@@ -3325,7 +3703,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for CodeGeneratorRequest<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for CodeGeneratorRequest<'a> {
@@ -3366,8 +3744,29 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.files_to_generate)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.parameter)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.compiler_version)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.schemas)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.host_options)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.files_to_generate)?,
                         2 => reader.check_field(|m: &Self| &m.parameter)?,
                         3 => reader.check_field(|m: &Self| &m.compiler_version)?,
@@ -3375,6 +3774,7 @@ pub mod bebop {
                         5 => reader.check_field(|m: &Self| &m.host_options)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3528,7 +3928,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for Diagnostic<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Diagnostic<'a> {
@@ -3561,8 +3961,29 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.severity)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.text)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.hint)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.file)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.span)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.severity)?,
                         2 => reader.check_field(|m: &Self| &m.text)?,
                         3 => reader.check_field(|m: &Self| &m.hint)?,
@@ -3570,6 +3991,7 @@ pub mod bebop {
                         5 => reader.check_field(|m: &Self| &m.span)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3645,7 +4067,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for GeneratedFile<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for GeneratedFile<'a> {
@@ -3681,14 +4103,32 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.insertion_point)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.content)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.generated_code_info)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.name)?,
                         2 => reader.check_field(|m: &Self| &m.insertion_point)?,
                         3 => reader.check_field(|m: &Self| &m.content)?,
                         4 => reader.check_field(|m: &Self| &m.generated_code_info)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3754,7 +4194,7 @@ pub mod bebop {
     }
 
     impl ::bebop_runtime::WireSize for CodeGeneratorResponse<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for CodeGeneratorResponse<'a> {
@@ -3785,13 +4225,27 @@ pub mod bebop {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.error)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.files)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.diagnostics)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.error)?,
                         2 => reader.check_field(|m: &Self| &m.files)?,
                         3 => reader.check_field(|m: &Self| &m.diagnostics)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3997,7 +4451,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for TypeDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for TypeDescriptor {
@@ -4202,7 +4656,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for LiteralValue {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for LiteralValue {
@@ -4511,7 +4965,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for DecoratorUsage {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for DecoratorUsage {
@@ -4653,7 +5107,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for FieldDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for FieldDescriptor {
@@ -4817,7 +5271,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for EnumMemberDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for EnumMemberDescriptor {
@@ -4984,7 +5438,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for UnionBranchDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for UnionBranchDescriptor {
@@ -5165,7 +5619,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for MethodDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for MethodDescriptor {
@@ -5341,7 +5795,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for EnumDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for EnumDef {
@@ -5482,7 +5936,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for StructDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for StructDef {
@@ -5612,7 +6066,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for MessageDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for MessageDef {
@@ -5720,7 +6174,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for UnionDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for UnionDef {
@@ -5831,7 +6285,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for ServiceDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for ServiceDef {
@@ -5943,7 +6397,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for ConstDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for ConstDef {
@@ -6081,7 +6535,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for DecoratorParamDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for DecoratorParamDef {
@@ -6258,7 +6712,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for DecoratorDef {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for DecoratorDef {
@@ -6439,7 +6893,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for DefinitionDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for DefinitionDescriptor {
@@ -6695,7 +7149,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Location {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Location {
@@ -6851,7 +7305,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for SourceCodeInfo {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for SourceCodeInfo {
@@ -6980,7 +7434,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for SchemaDescriptor {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for SchemaDescriptor {
@@ -7144,7 +7598,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for DescriptorSet {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for DescriptorSet {
@@ -7388,7 +7842,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for CodeGeneratorRequest {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for CodeGeneratorRequest {
@@ -7584,7 +8038,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Diagnostic {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Diagnostic {
@@ -7735,7 +8189,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for GeneratedFile {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for GeneratedFile {
@@ -7880,7 +8334,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for CodeGeneratorResponse {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for CodeGeneratorResponse {

@@ -225,7 +225,12 @@ fn sizes(model: &mut Model<'_>) -> Result<(), GenerateError> {
                             }
                             (m, f)
                         }
-                        Body::Message { .. } | Body::Union { .. } => (5, None),
+                        // A message is its length prefix at least: a body of length 0
+                        // (no fields, no end marker) decodes, as the reference decodes it
+                        // (SPEC.md, "message without an end marker"). A union's body holds
+                        // its discriminator at least.
+                        Body::Message { .. } => (4, None),
+                        Body::Union { .. } => (5, None),
                         Body::Enum { base, .. } | Body::Flags { base, .. } => {
                             (base.size(), Some(base.size()))
                         }

@@ -583,7 +583,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for CallHeader<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> crate::Decode<'a> for CallHeader<'a> {
@@ -617,14 +617,32 @@ pub mod bebop {
         #[inline]
         fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.method_id)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.deadline)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.metadata)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.cursor)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.method_id)?,
                         2 => reader.check_field(|m: &Self| &m.deadline)?,
                         3 => reader.check_field(|m: &Self| &m.metadata)?,
                         4 => reader.check_field(|m: &Self| &m.cursor)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -696,7 +714,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for RpcError<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> crate::Decode<'a> for RpcError<'a> {
@@ -725,13 +743,27 @@ pub mod bebop {
         #[inline]
         fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.code)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.detail)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.metadata)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.code)?,
                         2 => reader.check_field(|m: &Self| &m.detail)?,
                         3 => reader.check_field(|m: &Self| &m.metadata)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -794,7 +826,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for TrailingMetadata<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> crate::Decode<'a> for TrailingMetadata<'a> {
@@ -1450,7 +1482,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for FutureDispatchRequest<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> crate::Decode<'a> for FutureDispatchRequest<'a> {
@@ -1490,8 +1522,33 @@ pub mod bebop {
         #[inline]
         fn check(reader: &mut crate::Reader<'a>) -> ::core::result::Result<(), crate::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.method_id)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.payload)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.idempotency_key)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.metadata)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.deadline)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.discard_result)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.method_id)?,
                         2 => reader.check_field(|m: &Self| &m.payload)?,
                         3 => reader.check_field(|m: &Self| &m.idempotency_key)?,
@@ -1500,6 +1557,7 @@ pub mod bebop {
                         6 => reader.check_field(|m: &Self| &m.discard_result)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1633,7 +1691,7 @@ pub mod bebop {
     }
 
     impl crate::WireSize for FutureResolveRequest<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> crate::Decode<'a> for FutureResolveRequest<'a> {

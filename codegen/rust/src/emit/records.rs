@@ -554,7 +554,7 @@ impl Emitter<'_, '_> {
         let rt = &self.rt_text;
         self.type_attrs(code, id, mode, docs);
         self.struct_item(code, id, mode, from, fields);
-        self.wire_size_impl(code, id, mode, 5);
+        self.wire_size_impl(code, id, mode, self.def(id).min_size);
         // A message holding itself through `Lazy` decodes recursively: inlining that call
         // into itself only grows every level's stack frame (measured on Cortex-M0).
         let inline = !fields.iter().any(|f| f.lazy);
@@ -659,9 +659,9 @@ impl Emitter<'_, '_> {
         self.defmt_impl(code, id, mode);
     }
 
-    /// `Decode::check` of a message view: the tag loop of `decode`, each field checked as
-    /// its type (arrays of this message are validated so, without assembling a view of each
-    /// element).
+    /// `Decode::check` of a message view: the fields of `decode`, each checked as its type
+    /// (arrays of this message are validated so, without assembling a view of each element),
+    /// first in declaration order and then, for whatever is left, in a loop.
     fn message_check(&self, code: &mut Code, fields: &[Field]) {
         self.open_reader_fn(code, "check");
         code.open("reader.message(|reader|");
@@ -674,8 +674,18 @@ impl Emitter<'_, '_> {
             statement(code, f);
             code.close();
         } else {
-            code.open("loop");
-            code.open("match reader.read_tag()?");
+            // Encoders write the fields in declaration order: one test per field takes them
+            // so. Fields out of that order, repeated or unknown leave the rest to the loop
+            // below (docs/decisions.md D43).
+            code.line("let mut tag = reader.read_tag()?;");
+            for f in fields {
+                code.open(format_args!("if tag == {}", f.tag));
+                statement(code, f);
+                code.line("tag = reader.read_tag()?;");
+                code.close();
+            }
+            code.open("while tag != 0");
+            code.open("match tag");
             for f in fields {
                 let pat = f.tag.to_string();
                 let call = format!("reader.check_field({})?", Self::check_field_arg(f));
@@ -689,6 +699,7 @@ impl Emitter<'_, '_> {
             }
             code.line("_ => break,");
             code.close();
+            code.line("tag = reader.read_tag()?;");
             code.close();
         }
         code.line(format_args!("{OK}(())"));
@@ -751,7 +762,7 @@ impl Emitter<'_, '_> {
             }
             code.close();
         }
-        self.wire_size_impl(code, id, mode, 5);
+        self.wire_size_impl(code, id, mode, self.def(id).min_size);
         self.open_decode(code, id, mode, true, "reader");
         let unknown_err =
             "::core::result::Result::Err(reader.unknown_discriminator(discriminator))".to_string();

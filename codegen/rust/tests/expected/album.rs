@@ -242,7 +242,7 @@ pub struct Song<'a> {
 }
 
 impl ::bebop_core::WireSize for Song<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
@@ -273,13 +273,27 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.title)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.year)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 3 {
+                reader.check_field(|m: &Self| &m.performers)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.title)?,
                     2 => reader.check_field(|m: &Self| &m.year)?,
                     3 => reader.check_field(|m: &Self| &m.performers)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -501,7 +515,7 @@ pub mod album {
     }
 
     impl ::bebop_core::WireSize for LiveAlbum<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for LiveAlbum<'a> {
@@ -536,13 +550,27 @@ pub mod album {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.tracks)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.venue_name)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.concert_date)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.tracks)?,
                         2 => reader.check_field(|m: &Self| &m.venue_name)?,
                         3 => reader.check_field(|m: &Self| &m.concert_date)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -841,7 +869,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for Song {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Song {
@@ -1252,7 +1280,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for LiveAlbum {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for LiveAlbum {

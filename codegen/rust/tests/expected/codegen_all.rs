@@ -3392,7 +3392,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for AllOptionalScalars<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for AllOptionalScalars<'a> {
@@ -3478,8 +3478,89 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.f_bool)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.f_byte)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.f_int8)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 4 {
+                        reader.check_field(|m: &Self| &m.f_uint8)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 5 {
+                        reader.check_field(|m: &Self| &m.f_int16)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 6 {
+                        reader.check_field(|m: &Self| &m.f_uint16)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 7 {
+                        reader.check_field(|m: &Self| &m.f_int32)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 8 {
+                        reader.check_field(|m: &Self| &m.f_uint32)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 9 {
+                        reader.check_field(|m: &Self| &m.f_int64)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 10 {
+                        reader.check_field(|m: &Self| &m.f_uint64)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 11 {
+                        reader.check_field(|m: &Self| &m.f_int128)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 12 {
+                        reader.check_field(|m: &Self| &m.f_uint128)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 13 {
+                        reader.check_field(|m: &Self| &m.f_float16)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 20 {
+                        reader.check_field(|m: &Self| &m.f_bfloat16)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 14 {
+                        reader.check_field(|m: &Self| &m.f_float32)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 15 {
+                        reader.check_field(|m: &Self| &m.f_float64)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 16 {
+                        reader.check_field(|m: &Self| &m.f_string)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 17 {
+                        reader.check_field(|m: &Self| &m.f_uuid)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 18 {
+                        reader.check_field(|m: &Self| &m.f_timestamp)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 19 {
+                        reader.check_field(|m: &Self| &m.f_duration)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.f_bool)?,
                             2 => reader.check_field(|m: &Self| &m.f_byte)?,
                             3 => reader.check_field(|m: &Self| &m.f_int8)?,
@@ -3502,6 +3583,7 @@ pub mod codegen {
                             19 => reader.check_field(|m: &Self| &m.f_duration)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -3677,7 +3759,7 @@ pub mod codegen {
         pub struct EmptyMessage {}
 
         impl ::bebop_core::WireSize for EmptyMessage {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for EmptyMessage {
@@ -3739,7 +3821,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for SparseIndices<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for SparseIndices<'a> {
@@ -3780,8 +3862,29 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.first)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 10 {
+                        reader.check_field(|m: &Self| &m.tenth)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 50 {
+                        reader.check_field(|m: &Self| &m.fiftieth)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 100 {
+                        reader.check_field(|m: &Self| &m.hundredth)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 255 {
+                        reader.check_field(|m: &Self| &m.last)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.first)?,
                             10 => reader.check_field(|m: &Self| &m.tenth)?,
                             50 => reader.check_field(|m: &Self| &m.fiftieth)?,
@@ -3789,6 +3892,7 @@ pub mod codegen {
                             255 => reader.check_field(|m: &Self| &m.last)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -3885,7 +3989,7 @@ pub mod codegen {
 
         #[allow(deprecated)]
         impl ::bebop_core::WireSize for DeprecatedFields<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         #[allow(deprecated)]
@@ -3927,8 +4031,29 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.current)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.old_field)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.legacy_name)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 4 {
+                        reader.check_field(|m: &Self| &m.new_name)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 5 {
+                        reader.check_field(|m: &Self| &m.obsolete_count)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.current)?,
                             2 => reader.check_field(|m: &Self| &m.old_field)?,
                             3 => reader.check_field(|m: &Self| &m.legacy_name)?,
@@ -3936,6 +4061,7 @@ pub mod codegen {
                             5 => reader.check_field(|m: &Self| &m.obsolete_count)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -4013,7 +4139,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for ComplexOptionals<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for ComplexOptionals<'a> {
@@ -4060,8 +4186,37 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.position)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.color)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.numbers)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 4 {
+                        reader.check_field(|m: &Self| &m.lookup)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 5 {
+                        reader.check_field(|m: &Self| &m.status)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 6 {
+                        reader.check_field(|m: &Self| &m.record)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 7 {
+                        reader.check_field(|m: &Self| &m.fixed_arr)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.position)?,
                             2 => reader.check_field(|m: &Self| &m.color)?,
                             3 => reader.check_field(|m: &Self| &m.numbers)?,
@@ -4071,6 +4226,7 @@ pub mod codegen {
                             7 => reader.check_field(|m: &Self| &m.fixed_arr)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -4162,7 +4318,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for FixedArrayMessage<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
@@ -4198,14 +4354,32 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.signature)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.dimensions)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.tags)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 4 {
+                        reader.check_field(|m: &Self| &m.single_uuid)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.signature)?,
                             2 => reader.check_field(|m: &Self| &m.dimensions)?,
                             3 => reader.check_field(|m: &Self| &m.tags)?,
                             4 => reader.check_field(|m: &Self| &m.single_uuid)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -4276,7 +4450,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for LocalMessage {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for LocalMessage {
@@ -5061,7 +5235,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for OuterMessage<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for OuterMessage<'a> {
@@ -5093,12 +5267,22 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.r#type)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.timestamp)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.r#type)?,
                             2 => reader.check_field(|m: &Self| &m.timestamp)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -5886,7 +6070,7 @@ pub mod codegen {
         }
 
         impl ::bebop_core::WireSize for KitchenSinkMessage<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for KitchenSinkMessage<'a> {
@@ -5939,8 +6123,45 @@ pub mod codegen {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.scalars)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.empty)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.enums)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 4 {
+                        reader.check_field(|m: &Self| &m.dynamic_arrays)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 5 {
+                        reader.check_field(|m: &Self| &m.fixed_arrays)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 6 {
+                        reader.check_field(|m: &Self| &m.primitive_maps)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 7 {
+                        reader.check_field(|m: &Self| &m.imported)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 8 {
+                        reader.check_field(|m: &Self| &m.inline_union)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 9 {
+                        reader.check_field(|m: &Self| &m.nested)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.scalars)?,
                             2 => reader.check_field(|m: &Self| &m.empty)?,
                             3 => reader.check_field(|m: &Self| &m.enums)?,
@@ -5952,6 +6173,7 @@ pub mod codegen {
                             9 => reader.check_field(|m: &Self| &m.nested)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -6427,7 +6649,7 @@ pub mod codegen {
             }
 
             impl ::bebop_core::WireSize for Request<'_> {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Request<'a> {
@@ -6460,13 +6682,27 @@ pub mod codegen {
                     reader: &mut ::bebop_core::Reader<'a>,
                 ) -> ::core::result::Result<(), ::bebop_core::Error> {
                     reader.message(|reader| {
-                        loop {
-                            match reader.read_tag()? {
+                        let mut tag = reader.read_tag()?;
+                        if tag == 1 {
+                            reader.check_field(|m: &Self| &m.method)?;
+                            tag = reader.read_tag()?;
+                        }
+                        if tag == 2 {
+                            reader.check_field(|m: &Self| &m.path)?;
+                            tag = reader.read_tag()?;
+                        }
+                        if tag == 3 {
+                            reader.check_field(|m: &Self| &m.headers)?;
+                            tag = reader.read_tag()?;
+                        }
+                        while tag != 0 {
+                            match tag {
                                 1 => reader.check_field(|m: &Self| &m.method)?,
                                 2 => reader.check_field(|m: &Self| &m.path)?,
                                 3 => reader.check_field(|m: &Self| &m.headers)?,
                                 _ => break,
                             }
+                            tag = reader.read_tag()?;
                         }
                         ::core::result::Result::Ok(())
                     })
@@ -6534,7 +6770,7 @@ pub mod codegen {
             }
 
             impl ::bebop_core::WireSize for Response<'_> {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Response<'a> {
@@ -6564,12 +6800,22 @@ pub mod codegen {
                     reader: &mut ::bebop_core::Reader<'a>,
                 ) -> ::core::result::Result<(), ::bebop_core::Error> {
                     reader.message(|reader| {
-                        loop {
-                            match reader.read_tag()? {
+                        let mut tag = reader.read_tag()?;
+                        if tag == 1 {
+                            reader.check_field(|m: &Self| &m.status_code)?;
+                            tag = reader.read_tag()?;
+                        }
+                        if tag == 2 {
+                            reader.check_field(|m: &Self| &m.body)?;
+                            tag = reader.read_tag()?;
+                        }
+                        while tag != 0 {
+                            match tag {
                                 1 => reader.check_field(|m: &Self| &m.status_code)?,
                                 2 => reader.check_field(|m: &Self| &m.body)?,
                                 _ => break,
                             }
+                            tag = reader.read_tag()?;
                         }
                         ::core::result::Result::Ok(())
                     })
@@ -6632,7 +6878,7 @@ pub mod codegen {
             }
 
             impl ::bebop_core::WireSize for Error<'_> {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Error<'a> {
@@ -6662,12 +6908,22 @@ pub mod codegen {
                     reader: &mut ::bebop_core::Reader<'a>,
                 ) -> ::core::result::Result<(), ::bebop_core::Error> {
                     reader.message(|reader| {
-                        loop {
-                            match reader.read_tag()? {
+                        let mut tag = reader.read_tag()?;
+                        if tag == 1 {
+                            reader.check_field(|m: &Self| &m.code)?;
+                            tag = reader.read_tag()?;
+                        }
+                        if tag == 2 {
+                            reader.check_field(|m: &Self| &m.details)?;
+                            tag = reader.read_tag()?;
+                        }
+                        while tag != 0 {
+                            match tag {
                                 1 => reader.check_field(|m: &Self| &m.code)?,
                                 2 => reader.check_field(|m: &Self| &m.details)?,
                                 _ => break,
                             }
+                            tag = reader.read_tag()?;
                         }
                         ::core::result::Result::Ok(())
                     })
@@ -7688,7 +7944,7 @@ pub mod codegen {
             }
 
             impl ::bebop_core::WireSize for InnerMessage<'_> {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for InnerMessage<'a> {
@@ -8347,7 +8603,7 @@ pub mod base {
     }
 
     impl ::bebop_core::WireSize for SimpleMessage<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for SimpleMessage<'a> {
@@ -11107,7 +11363,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for AllOptionalScalars {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for AllOptionalScalars {
@@ -11429,7 +11685,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for SparseIndices {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for SparseIndices {
@@ -11596,7 +11852,7 @@ pub mod owned {
 
             #[allow(deprecated)]
             impl ::bebop_core::WireSize for DeprecatedFields {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             #[allow(deprecated)]
@@ -11755,7 +12011,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for ComplexOptionals {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for ComplexOptionals {
@@ -11932,7 +12188,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for FixedArrayMessage {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage {
@@ -12945,7 +13201,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for OuterMessage {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for OuterMessage {
@@ -13400,7 +13656,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for KitchenSinkMessage {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for KitchenSinkMessage {
@@ -13930,7 +14186,7 @@ pub mod owned {
                 }
 
                 impl ::bebop_core::WireSize for Request {
-                    const MIN_SIZE: usize = 5;
+                    const MIN_SIZE: usize = 4;
                 }
 
                 impl<'a> ::bebop_core::Decode<'a> for Request {
@@ -14086,7 +14342,7 @@ pub mod owned {
                 }
 
                 impl ::bebop_core::WireSize for Response {
-                    const MIN_SIZE: usize = 5;
+                    const MIN_SIZE: usize = 4;
                 }
 
                 impl<'a> ::bebop_core::Decode<'a> for Response {
@@ -14229,7 +14485,7 @@ pub mod owned {
                 }
 
                 impl ::bebop_core::WireSize for Error {
-                    const MIN_SIZE: usize = 5;
+                    const MIN_SIZE: usize = 4;
                 }
 
                 impl<'a> ::bebop_core::Decode<'a> for Error {
@@ -15537,7 +15793,7 @@ pub mod owned {
                 }
 
                 impl ::bebop_core::WireSize for InnerMessage {
-                    const MIN_SIZE: usize = 5;
+                    const MIN_SIZE: usize = 4;
                 }
 
                 impl<'a> ::bebop_core::Decode<'a> for InnerMessage {
@@ -16161,7 +16417,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for SimpleMessage {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for SimpleMessage {

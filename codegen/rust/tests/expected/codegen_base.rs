@@ -287,7 +287,7 @@ pub mod base {
     }
 
     impl ::bebop_core::WireSize for SimpleMessage<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for SimpleMessage<'a> {
@@ -484,7 +484,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for SimpleMessage {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for SimpleMessage {

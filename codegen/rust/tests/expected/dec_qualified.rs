@@ -26,7 +26,7 @@ pub mod app {
     }
 
     impl ::bebop_core::WireSize for Score {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Score {

@@ -32,7 +32,7 @@ pub mod test {
     }
 
     impl ::bebop_core::WireSize for Document<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Document<'a> {
@@ -66,14 +66,32 @@ pub mod test {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.title)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.metadata)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.tags)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.content)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.title)?,
                         2 => reader.check_field(|m: &Self| &m.metadata)?,
                         3 => reader.check_field(|m: &Self| &m.tags)?,
                         4 => reader.check_field(|m: &Self| &m.content)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -366,7 +384,7 @@ pub mod bebop {
     }
 
     impl ::bebop_core::WireSize for Object<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Object<'a> {
@@ -447,7 +465,7 @@ pub mod bebop {
     }
 
     impl ::bebop_core::WireSize for List<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for List<'a> {
@@ -528,7 +546,7 @@ pub mod bebop {
         }
 
         impl ::bebop_core::WireSize for Bool {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Bool {
@@ -608,7 +626,7 @@ pub mod bebop {
         }
 
         impl ::bebop_core::WireSize for Number {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Number {
@@ -687,7 +705,7 @@ pub mod bebop {
         }
 
         impl ::bebop_core::WireSize for String<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for String<'a> {
@@ -766,7 +784,7 @@ pub mod bebop {
         }
 
         impl ::bebop_core::WireSize for List<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for List<'a> {
@@ -845,7 +863,7 @@ pub mod bebop {
         }
 
         impl ::bebop_core::WireSize for Map<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Map<'a> {
@@ -941,7 +959,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Document {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Document {
@@ -1277,7 +1295,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Object {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Object {
@@ -1393,7 +1411,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for List {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for List {
@@ -1562,7 +1580,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for String {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for String {
@@ -1667,7 +1685,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for List {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for List {
@@ -1779,7 +1797,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for Map {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Map {

@@ -113,7 +113,7 @@ pub struct DepM {
 
 #[allow(deprecated)]
 impl ::bebop_core::WireSize for DepM {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 #[allow(deprecated)]
@@ -291,7 +291,7 @@ pub struct DocM {
 
 #[allow(deprecated)]
 impl ::bebop_core::WireSize for DocM {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 #[allow(deprecated)]
@@ -321,13 +321,27 @@ impl<'a> ::bebop_core::Decode<'a> for DocM {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.y)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 3 {
+                reader.check_field(|m: &Self| &m.z)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.x)?,
                     2 => reader.check_field(|m: &Self| &m.y)?,
                     3 => reader.check_field(|m: &Self| &m.z)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })

@@ -555,7 +555,7 @@ pub struct FixedArrayMessage<'a> {
 }
 
 impl ::bebop_core::WireSize for FixedArrayMessage<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
@@ -589,14 +589,32 @@ impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.signature)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.dimensions)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 3 {
+                reader.check_field(|m: &Self| &m.tags)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 4 {
+                reader.check_field(|m: &Self| &m.single_guid)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.signature)?,
                     2 => reader.check_field(|m: &Self| &m.dimensions)?,
                     3 => reader.check_field(|m: &Self| &m.tags)?,
                     4 => reader.check_field(|m: &Self| &m.single_guid)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -1550,7 +1568,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for FixedArrayMessage {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for FixedArrayMessage {

@@ -258,7 +258,7 @@ pub struct Song<'a> {
 }
 
 impl ::bebop_core::WireSize for Song<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
@@ -289,13 +289,27 @@ impl<'a> ::bebop_core::Decode<'a> for Song<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.title)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.year)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 3 {
+                reader.check_field(|m: &Self| &m.performers)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.title)?,
                     2 => reader.check_field(|m: &Self| &m.year)?,
                     3 => reader.check_field(|m: &Self| &m.performers)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -548,7 +562,7 @@ pub struct DepM {
 
 #[allow(deprecated)]
 impl ::bebop_core::WireSize for DepM {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 #[allow(deprecated)]
@@ -726,7 +740,7 @@ pub struct DocM {
 
 #[allow(deprecated)]
 impl ::bebop_core::WireSize for DocM {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 #[allow(deprecated)]
@@ -756,13 +770,27 @@ impl<'a> ::bebop_core::Decode<'a> for DocM {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.y)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 3 {
+                reader.check_field(|m: &Self| &m.z)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.x)?,
                     2 => reader.check_field(|m: &Self| &m.y)?,
                     3 => reader.check_field(|m: &Self| &m.z)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -1797,7 +1825,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for Song {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Song {

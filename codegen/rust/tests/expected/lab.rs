@@ -443,7 +443,7 @@ pub struct MediaMessage<'a> {
 }
 
 impl ::bebop_core::WireSize for MediaMessage<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for MediaMessage<'a> {
@@ -471,12 +471,22 @@ impl<'a> ::bebop_core::Decode<'a> for MediaMessage<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.codec)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.data)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.codec)?,
                     2 => reader.check_field(|m: &Self| &m.data)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -535,7 +545,7 @@ pub struct SkipTestOld {
 }
 
 impl ::bebop_core::WireSize for SkipTestOld {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestOld {
@@ -563,12 +573,22 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestOld {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.y)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.x)?,
                     2 => reader.check_field(|m: &Self| &m.y)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -624,7 +644,7 @@ pub struct SkipTestNew {
 }
 
 impl ::bebop_core::WireSize for SkipTestNew {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestNew {
@@ -653,13 +673,27 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestNew {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.x)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.y)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 3 {
+                reader.check_field(|m: &Self| &m.z)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.x)?,
                     2 => reader.check_field(|m: &Self| &m.y)?,
                     3 => reader.check_field(|m: &Self| &m.z)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -724,7 +758,7 @@ pub struct SkipTestOldContainer {
 }
 
 impl ::bebop_core::WireSize for SkipTestOldContainer {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestOldContainer {
@@ -752,12 +786,22 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestOldContainer {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.s)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.after)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.s)?,
                     2 => reader.check_field(|m: &Self| &m.after)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -816,7 +860,7 @@ pub struct SkipTestNewContainer {
 }
 
 impl ::bebop_core::WireSize for SkipTestNewContainer {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for SkipTestNewContainer {
@@ -844,12 +888,22 @@ impl<'a> ::bebop_core::Decode<'a> for SkipTestNewContainer {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.s)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.after)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.s)?,
                     2 => reader.check_field(|m: &Self| &m.after)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -1575,7 +1629,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for MediaMessage {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for MediaMessage {

@@ -25,7 +25,7 @@ pub struct Msg {
 }
 
 impl ::bebop_core::WireSize for Msg {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Msg {
@@ -53,12 +53,22 @@ impl<'a> ::bebop_core::Decode<'a> for Msg {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.a)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.b)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.a)?,
                     2 => reader.check_field(|m: &Self| &m.b)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -112,7 +122,7 @@ pub struct InnerM3 {
 }
 
 impl ::bebop_core::WireSize for InnerM3 {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for InnerM3 {
@@ -246,7 +256,7 @@ pub struct OuterM3 {
 
 #[allow(deprecated)]
 impl ::bebop_core::WireSize for OuterM3 {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 #[allow(deprecated)]
@@ -275,12 +285,22 @@ impl<'a> ::bebop_core::Decode<'a> for OuterM3 {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.inner_m)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.inner_s)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.inner_m)?,
                     2 => reader.check_field(|m: &Self| &m.inner_s)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })

@@ -79,7 +79,7 @@ pub struct Event<'a> {
 }
 
 impl ::bebop_core::WireSize for Event<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
@@ -107,12 +107,22 @@ impl<'a> ::bebop_core::Decode<'a> for Event<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.r#type)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.timestamp)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.r#type)?,
                     2 => reader.check_field(|m: &Self| &m.timestamp)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -575,7 +585,7 @@ pub mod event {
     }
 
     impl ::bebop_core::WireSize for Payload<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Payload<'a> {
@@ -1124,7 +1134,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for Event {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Event {
@@ -1558,7 +1568,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Payload {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Payload {

@@ -23,7 +23,7 @@ pub struct InnerM {
 }
 
 impl ::bebop_core::WireSize for InnerM {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for InnerM {
@@ -150,7 +150,7 @@ pub struct OuterM {
 }
 
 impl ::bebop_core::WireSize for OuterM {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for OuterM {
@@ -178,12 +178,22 @@ impl<'a> ::bebop_core::Decode<'a> for OuterM {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.inner_m)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.inner_s)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.inner_m)?,
                     2 => reader.check_field(|m: &Self| &m.inner_s)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })

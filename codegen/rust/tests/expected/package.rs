@@ -94,7 +94,7 @@ pub mod my {
             }
 
             impl ::bebop_core::WireSize for Vector {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Vector {
@@ -123,13 +123,27 @@ pub mod my {
                     reader: &mut ::bebop_core::Reader<'a>,
                 ) -> ::core::result::Result<(), ::bebop_core::Error> {
                     reader.message(|reader| {
-                        loop {
-                            match reader.read_tag()? {
+                        let mut tag = reader.read_tag()?;
+                        if tag == 1 {
+                            reader.check_field(|m: &Self| &m.x)?;
+                            tag = reader.read_tag()?;
+                        }
+                        if tag == 2 {
+                            reader.check_field(|m: &Self| &m.y)?;
+                            tag = reader.read_tag()?;
+                        }
+                        if tag == 3 {
+                            reader.check_field(|m: &Self| &m.z)?;
+                            tag = reader.read_tag()?;
+                        }
+                        while tag != 0 {
+                            match tag {
                                 1 => reader.check_field(|m: &Self| &m.x)?,
                                 2 => reader.check_field(|m: &Self| &m.y)?,
                                 3 => reader.check_field(|m: &Self| &m.z)?,
                                 _ => break,
                             }
+                            tag = reader.read_tag()?;
                         }
                         ::core::result::Result::Ok(())
                     })

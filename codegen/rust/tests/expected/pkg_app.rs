@@ -228,7 +228,7 @@ pub mod app {
     }
 
     impl ::bebop_core::WireSize for Sprite {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Sprite {
@@ -261,13 +261,27 @@ pub mod app {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.position)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.dimensions)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.tint)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.position)?,
                         2 => reader.check_field(|m: &Self| &m.dimensions)?,
                         3 => reader.check_field(|m: &Self| &m.tint)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -468,7 +482,7 @@ pub mod types {
     }
 
     impl ::bebop_core::WireSize for Color {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Color {
@@ -498,14 +512,32 @@ pub mod types {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.r)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.a)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.r)?,
                         2 => reader.check_field(|m: &Self| &m.g)?,
                         3 => reader.check_field(|m: &Self| &m.b)?,
                         4 => reader.check_field(|m: &Self| &m.a)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })

@@ -164,7 +164,7 @@ pub struct RequestCatalog<'a> {
 
 #[allow(deprecated)]
 impl ::bebop_core::WireSize for RequestCatalog<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 #[allow(deprecated)]
@@ -195,12 +195,22 @@ impl<'a> ::bebop_core::Decode<'a> for RequestCatalog<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.family)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.secret_tunnel)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.family)?,
                     2 => reader.check_field(|m: &Self| &m.secret_tunnel)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -443,7 +453,7 @@ pub mod owned {
 
     #[allow(deprecated)]
     impl ::bebop_core::WireSize for RequestCatalog {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     #[allow(deprecated)]

@@ -25,7 +25,7 @@ pub struct TreeNode<'a> {
 }
 
 impl ::bebop_core::WireSize for TreeNode<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
@@ -53,12 +53,22 @@ impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.value)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.children)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.value)?,
                     2 => reader.check_field(|m: &Self| &m.children)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -125,7 +135,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for TreeNode {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for TreeNode {

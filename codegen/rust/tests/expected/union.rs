@@ -23,7 +23,7 @@ pub struct InnerM2 {
 }
 
 impl ::bebop_core::WireSize for InnerM2 {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for InnerM2 {
@@ -309,7 +309,7 @@ pub mod u {
     }
 
     impl ::bebop_core::WireSize for A {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for A {

@@ -716,7 +716,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C1<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C1<'a> {
@@ -748,8 +748,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i1)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i1)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -758,6 +783,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -848,7 +874,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C2<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C2<'a> {
@@ -880,8 +906,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i2)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i2)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -890,6 +941,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -980,7 +1032,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C3<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C3<'a> {
@@ -1012,8 +1064,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i3)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i3)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1022,6 +1099,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1112,7 +1190,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C4<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C4<'a> {
@@ -1144,8 +1222,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i4)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i4)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1154,6 +1257,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1244,7 +1348,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C5<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C5<'a> {
@@ -1276,8 +1380,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i5)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i5)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1286,6 +1415,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1376,7 +1506,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C6<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C6<'a> {
@@ -1408,8 +1538,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i6)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i6)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1418,6 +1573,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1508,7 +1664,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C7<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C7<'a> {
@@ -1540,8 +1696,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i7)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i7)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1550,6 +1731,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1640,7 +1822,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C8<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C8<'a> {
@@ -1672,8 +1854,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i8)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i8)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1682,6 +1889,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1772,7 +1980,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C9<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C9<'a> {
@@ -1804,8 +2012,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i9)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i9)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1814,6 +2047,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1904,7 +2138,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C10<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C10<'a> {
@@ -1936,8 +2170,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i10)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i10)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -1946,6 +2205,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2036,7 +2296,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C11<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C11<'a> {
@@ -2068,8 +2328,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i11)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i11)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2078,6 +2363,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2168,7 +2454,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C12<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C12<'a> {
@@ -2200,8 +2486,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i12)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i12)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2210,6 +2521,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2300,7 +2612,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C13<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C13<'a> {
@@ -2332,8 +2644,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i13)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i13)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2342,6 +2679,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2432,7 +2770,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C14<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C14<'a> {
@@ -2464,8 +2802,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i14)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i14)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2474,6 +2837,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2564,7 +2928,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C15<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C15<'a> {
@@ -2596,8 +2960,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i15)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i15)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2606,6 +2995,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2696,7 +3086,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C16<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C16<'a> {
@@ -2728,8 +3118,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i16)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i16)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2738,6 +3153,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2828,7 +3244,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C17<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C17<'a> {
@@ -2860,8 +3276,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i17)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i17)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -2870,6 +3311,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -2960,7 +3402,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C18<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C18<'a> {
@@ -2992,8 +3434,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i18)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i18)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3002,6 +3469,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3092,7 +3560,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C19<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C19<'a> {
@@ -3124,8 +3592,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i19)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i19)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3134,6 +3627,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3224,7 +3718,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C20<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C20<'a> {
@@ -3256,8 +3750,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i20)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i20)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3266,6 +3785,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3356,7 +3876,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C21<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C21<'a> {
@@ -3388,8 +3908,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i21)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i21)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3398,6 +3943,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3488,7 +4034,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C22<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C22<'a> {
@@ -3520,8 +4066,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i22)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i22)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3530,6 +4101,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3620,7 +4192,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C23<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C23<'a> {
@@ -3652,8 +4224,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i23)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i23)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3662,6 +4259,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3752,7 +4350,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C24<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C24<'a> {
@@ -3784,8 +4382,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i24)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i24)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3794,6 +4417,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -3884,7 +4508,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C25<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C25<'a> {
@@ -3916,8 +4540,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i25)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i25)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -3926,6 +4575,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4016,7 +4666,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C26<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C26<'a> {
@@ -4048,8 +4698,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i26)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i26)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4058,6 +4733,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4148,7 +4824,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C27<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C27<'a> {
@@ -4180,8 +4856,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i27)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i27)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4190,6 +4891,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4280,7 +4982,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C28<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C28<'a> {
@@ -4312,8 +5014,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i28)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i28)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4322,6 +5049,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4412,7 +5140,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C29<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C29<'a> {
@@ -4444,8 +5172,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i29)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i29)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4454,6 +5207,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4544,7 +5298,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C30<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C30<'a> {
@@ -4576,8 +5330,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i30)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i30)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4586,6 +5365,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4676,7 +5456,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C31<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C31<'a> {
@@ -4708,8 +5488,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i31)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i31)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4718,6 +5523,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4808,7 +5614,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C32<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C32<'a> {
@@ -4840,8 +5646,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i32)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i32)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4850,6 +5681,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -4940,7 +5772,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C33<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C33<'a> {
@@ -4972,8 +5804,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i33)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i33)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -4982,6 +5839,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5072,7 +5930,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C34<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C34<'a> {
@@ -5104,8 +5962,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i34)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i34)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5114,6 +5997,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5204,7 +6088,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C35<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C35<'a> {
@@ -5236,8 +6120,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i35)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i35)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5246,6 +6155,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5336,7 +6246,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C36<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C36<'a> {
@@ -5368,8 +6278,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i36)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i36)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5378,6 +6313,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5468,7 +6404,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C37<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C37<'a> {
@@ -5500,8 +6436,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i37)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i37)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5510,6 +6471,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5600,7 +6562,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C38<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C38<'a> {
@@ -5632,8 +6594,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i38)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i38)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5642,6 +6629,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5732,7 +6720,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C39<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C39<'a> {
@@ -5764,8 +6752,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i39)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i39)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5774,6 +6787,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5864,7 +6878,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C40<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C40<'a> {
@@ -5896,8 +6910,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i40)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i40)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -5906,6 +6945,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -5996,7 +7036,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C41<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C41<'a> {
@@ -6028,8 +7068,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i41)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i41)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6038,6 +7103,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6128,7 +7194,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C42<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C42<'a> {
@@ -6160,8 +7226,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i42)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i42)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6170,6 +7261,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6260,7 +7352,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C43<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C43<'a> {
@@ -6292,8 +7384,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i43)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i43)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6302,6 +7419,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6392,7 +7510,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C44<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C44<'a> {
@@ -6424,8 +7542,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i44)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i44)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6434,6 +7577,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6524,7 +7668,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C45<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C45<'a> {
@@ -6556,8 +7700,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i45)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i45)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6566,6 +7735,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6656,7 +7826,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C46<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C46<'a> {
@@ -6688,8 +7858,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i46)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i46)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6698,6 +7893,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6788,7 +7984,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C47<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C47<'a> {
@@ -6820,8 +8016,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i47)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i47)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6830,6 +8051,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -6920,7 +8142,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C48<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C48<'a> {
@@ -6952,8 +8174,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i48)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i48)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -6962,6 +8209,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -7052,7 +8300,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C49<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C49<'a> {
@@ -7084,8 +8332,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i49)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i49)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -7094,6 +8367,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -7184,7 +8458,7 @@ pub mod union_perf_v {
     }
 
     impl ::bebop_core::WireSize for C50<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for C50<'a> {
@@ -7216,8 +8490,33 @@ pub mod union_perf_v {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.i50)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.u)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.f)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.s)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.g)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.b)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.i50)?,
                         2 => reader.check_field(|m: &Self| &m.u)?,
                         3 => reader.check_field(|m: &Self| &m.f)?,
@@ -7226,6 +8525,7 @@ pub mod union_perf_v {
                         6 => reader.check_field(|m: &Self| &m.b)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -7876,7 +9176,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C1 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C1 {
@@ -8027,7 +9327,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C2 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C2 {
@@ -8178,7 +9478,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C3 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C3 {
@@ -8329,7 +9629,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C4 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C4 {
@@ -8480,7 +9780,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C5 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C5 {
@@ -8631,7 +9931,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C6 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C6 {
@@ -8782,7 +10082,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C7 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C7 {
@@ -8933,7 +10233,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C8 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C8 {
@@ -9084,7 +10384,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C9 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C9 {
@@ -9235,7 +10535,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C10 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C10 {
@@ -9386,7 +10686,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C11 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C11 {
@@ -9537,7 +10837,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C12 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C12 {
@@ -9688,7 +10988,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C13 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C13 {
@@ -9839,7 +11139,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C14 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C14 {
@@ -9990,7 +11290,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C15 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C15 {
@@ -10141,7 +11441,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C16 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C16 {
@@ -10292,7 +11592,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C17 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C17 {
@@ -10443,7 +11743,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C18 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C18 {
@@ -10594,7 +11894,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C19 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C19 {
@@ -10745,7 +12045,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C20 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C20 {
@@ -10896,7 +12196,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C21 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C21 {
@@ -11047,7 +12347,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C22 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C22 {
@@ -11198,7 +12498,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C23 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C23 {
@@ -11349,7 +12649,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C24 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C24 {
@@ -11500,7 +12800,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C25 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C25 {
@@ -11651,7 +12951,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C26 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C26 {
@@ -11802,7 +13102,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C27 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C27 {
@@ -11953,7 +13253,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C28 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C28 {
@@ -12104,7 +13404,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C29 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C29 {
@@ -12255,7 +13555,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C30 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C30 {
@@ -12406,7 +13706,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C31 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C31 {
@@ -12557,7 +13857,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C32 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C32 {
@@ -12708,7 +14008,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C33 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C33 {
@@ -12859,7 +14159,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C34 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C34 {
@@ -13010,7 +14310,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C35 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C35 {
@@ -13161,7 +14461,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C36 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C36 {
@@ -13312,7 +14612,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C37 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C37 {
@@ -13463,7 +14763,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C38 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C38 {
@@ -13614,7 +14914,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C39 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C39 {
@@ -13765,7 +15065,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C40 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C40 {
@@ -13916,7 +15216,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C41 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C41 {
@@ -14067,7 +15367,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C42 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C42 {
@@ -14218,7 +15518,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C43 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C43 {
@@ -14369,7 +15669,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C44 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C44 {
@@ -14520,7 +15820,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C45 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C45 {
@@ -14671,7 +15971,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C46 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C46 {
@@ -14822,7 +16122,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C47 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C47 {
@@ -14973,7 +16273,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C48 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C48 {
@@ -15124,7 +16424,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C49 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C49 {
@@ -15275,7 +16575,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for C50 {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for C50 {

@@ -82,7 +82,7 @@ pub struct Payload<'a> {
 }
 
 impl ::bebop_core::WireSize for Payload<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Payload<'a> {
@@ -376,7 +376,7 @@ pub mod event {
     }
 
     impl ::bebop_core::WireSize for Deleted<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Deleted<'a> {
@@ -559,7 +559,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for Payload {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Payload {
@@ -974,7 +974,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Deleted {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Deleted {

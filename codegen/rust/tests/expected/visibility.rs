@@ -129,7 +129,7 @@ pub struct PublicMessage<'a> {
 }
 
 impl ::bebop_core::WireSize for PublicMessage<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for PublicMessage<'a> {
@@ -203,7 +203,7 @@ pub struct PrivateMessage {
 }
 
 impl ::bebop_core::WireSize for PrivateMessage {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for PrivateMessage {
@@ -818,7 +818,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for PublicMessage {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for PublicMessage {

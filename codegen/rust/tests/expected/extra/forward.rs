@@ -1255,7 +1255,7 @@ pub mod fwd {
     }
 
     impl ::bebop_core::WireSize for Envelope<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Envelope<'a> {
@@ -1288,13 +1288,27 @@ pub mod fwd {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.event)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.events)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.holder)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.event)?,
                         2 => reader.check_field(|m: &Self| &m.events)?,
                         3 => reader.check_field(|m: &Self| &m.holder)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1418,7 +1432,7 @@ pub mod fwd {
         }
 
         impl ::bebop_core::WireSize for Text<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Text<'a> {
@@ -1888,7 +1902,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Envelope {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Envelope {
@@ -2048,7 +2062,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for Text {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Text {

@@ -226,7 +226,7 @@ pub mod r#type {
 
         #[allow(deprecated)]
         impl ::bebop_core::WireSize for Vec<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         #[allow(deprecated)]
@@ -260,13 +260,27 @@ pub mod r#type {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.items)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.self_)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.gone)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.items)?,
                             2 => reader.check_field(|m: &Self| &m.self_)?,
                             3 => reader.check_field(|m: &Self| &m.gone)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -1265,7 +1279,7 @@ pub mod r#type {
             }
 
             impl ::bebop_core::WireSize for Err<'_> {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Err<'a> {
@@ -1662,7 +1676,7 @@ pub mod owned {
 
             #[allow(deprecated)]
             impl ::bebop_core::WireSize for Vec {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             #[allow(deprecated)]
@@ -2169,7 +2183,7 @@ pub mod owned {
                 }
 
                 impl ::bebop_core::WireSize for Err {
-                    const MIN_SIZE: usize = 5;
+                    const MIN_SIZE: usize = 4;
                 }
 
                 impl<'a> ::bebop_core::Decode<'a> for Err {

@@ -30,7 +30,7 @@ pub mod rec {
     }
 
     impl ::bebop_core::WireSize for Chain<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
@@ -57,12 +57,22 @@ pub mod rec {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.next)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.value)?,
                         2 => reader.check_field(|m: &Self| &m.next)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -176,7 +186,7 @@ pub mod rec {
     }
 
     impl ::bebop_core::WireSize for Node<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Node<'a> {
@@ -203,12 +213,22 @@ pub mod rec {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.pair)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.label)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.pair)?,
                         2 => reader.check_field(|m: &Self| &m.label)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -417,7 +437,7 @@ pub mod rec {
     }
 
     impl ::bebop_core::WireSize for Forest<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Forest<'a> {
@@ -445,12 +465,22 @@ pub mod rec {
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_core::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.trees)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.named)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.trees)?,
                         2 => reader.check_field(|m: &Self| &m.named)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -570,7 +600,7 @@ pub mod rec {
         }
 
         impl ::bebop_core::WireSize for Add<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Add<'a> {
@@ -599,12 +629,22 @@ pub mod rec {
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_core::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.left)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.right)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.left)?,
                             2 => reader.check_field(|m: &Self| &m.right)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -676,7 +716,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Chain {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Chain {
@@ -890,7 +930,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Node {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Node {
@@ -1214,7 +1254,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Forest {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Forest {
@@ -1375,7 +1415,7 @@ pub mod owned {
             }
 
             impl ::bebop_core::WireSize for Add {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_core::Decode<'a> for Add {

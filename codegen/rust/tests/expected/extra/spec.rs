@@ -82,7 +82,7 @@ pub struct UserRequest {
 }
 
 impl ::bebop_core::WireSize for UserRequest {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for UserRequest {
@@ -112,12 +112,22 @@ impl<'a> ::bebop_core::Decode<'a> for UserRequest {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.user_id)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.include_profile)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.user_id)?,
                     2 => reader.check_field(|m: &Self| &m.include_profile)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -379,7 +389,7 @@ pub struct TreeNode<'a> {
 }
 
 impl ::bebop_core::WireSize for TreeNode<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
@@ -407,12 +417,22 @@ impl<'a> ::bebop_core::Decode<'a> for TreeNode<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.value)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.children)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.value)?,
                     2 => reader.check_field(|m: &Self| &m.children)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -471,7 +491,7 @@ pub struct Chain<'a> {
 }
 
 impl ::bebop_core::WireSize for Chain<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
@@ -498,12 +518,22 @@ impl<'a> ::bebop_core::Decode<'a> for Chain<'a> {
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_core::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.value)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.next)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.value)?,
                     2 => reader.check_field(|m: &Self| &m.next)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -1073,7 +1103,7 @@ pub mod event {
     }
 
     impl ::bebop_core::WireSize for Text<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Text<'a> {
@@ -1391,7 +1421,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for TreeNode {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for TreeNode {
@@ -1509,7 +1539,7 @@ pub mod owned {
     }
 
     impl ::bebop_core::WireSize for Chain {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_core::Decode<'a> for Chain {
@@ -2102,7 +2132,7 @@ pub mod owned {
         }
 
         impl ::bebop_core::WireSize for Text {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_core::Decode<'a> for Text {

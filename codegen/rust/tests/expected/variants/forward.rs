@@ -1199,7 +1199,7 @@ pub mod fwd {
     }
 
     impl ::bebop_runtime::WireSize for Envelope<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Envelope<'a> {
@@ -1232,13 +1232,27 @@ pub mod fwd {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.event)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.events)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.holder)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.event)?,
                         2 => reader.check_field(|m: &Self| &m.events)?,
                         3 => reader.check_field(|m: &Self| &m.holder)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1342,7 +1356,7 @@ pub mod fwd {
         }
 
         impl ::bebop_runtime::WireSize for Text<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Text<'a> {
@@ -1804,7 +1818,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Envelope {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Envelope {
@@ -1966,7 +1980,7 @@ pub mod owned {
             }
 
             impl ::bebop_runtime::WireSize for Text {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_runtime::Decode<'a> for Text {

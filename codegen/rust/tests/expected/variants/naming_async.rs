@@ -196,7 +196,7 @@ pub mod r#type {
 
         #[allow(deprecated)]
         impl ::bebop_runtime::WireSize for Vec<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         #[allow(deprecated)]
@@ -230,13 +230,27 @@ pub mod r#type {
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.items)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.self_)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 3 {
+                        reader.check_field(|m: &Self| &m.gone)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.items)?,
                             2 => reader.check_field(|m: &Self| &m.self_)?,
                             3 => reader.check_field(|m: &Self| &m.gone)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -1464,7 +1478,7 @@ pub mod r#type {
             }
 
             impl ::bebop_runtime::WireSize for Err<'_> {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_runtime::Decode<'a> for Err<'a> {
@@ -1852,7 +1866,7 @@ pub mod owned {
 
             #[allow(deprecated)]
             impl ::bebop_runtime::WireSize for Vec {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             #[allow(deprecated)]
@@ -2370,7 +2384,7 @@ pub mod owned {
                 }
 
                 impl ::bebop_runtime::WireSize for Err {
-                    const MIN_SIZE: usize = 5;
+                    const MIN_SIZE: usize = 4;
                 }
 
                 impl<'a> ::bebop_runtime::Decode<'a> for Err {

@@ -29,7 +29,7 @@ pub mod rec {
     }
 
     impl ::bebop_runtime::WireSize for Chain<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
@@ -56,12 +56,22 @@ pub mod rec {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.next)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.value)?,
                         2 => reader.check_field(|m: &Self| &m.next)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -161,7 +171,7 @@ pub mod rec {
     }
 
     impl ::bebop_runtime::WireSize for Node<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Node<'a> {
@@ -188,12 +198,22 @@ pub mod rec {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.pair)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.label)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.pair)?,
                         2 => reader.check_field(|m: &Self| &m.label)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -365,7 +385,7 @@ pub mod rec {
     }
 
     impl ::bebop_runtime::WireSize for Forest<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Forest<'a> {
@@ -393,12 +413,22 @@ pub mod rec {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.trees)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.named)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.trees)?,
                         2 => reader.check_field(|m: &Self| &m.named)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -499,7 +529,7 @@ pub mod rec {
         }
 
         impl ::bebop_runtime::WireSize for Add<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Add<'a> {
@@ -528,12 +558,22 @@ pub mod rec {
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
                 reader.message(|reader| {
-                    loop {
-                        match reader.read_tag()? {
+                    let mut tag = reader.read_tag()?;
+                    if tag == 1 {
+                        reader.check_field(|m: &Self| &m.left)?;
+                        tag = reader.read_tag()?;
+                    }
+                    if tag == 2 {
+                        reader.check_field(|m: &Self| &m.right)?;
+                        tag = reader.read_tag()?;
+                    }
+                    while tag != 0 {
+                        match tag {
                             1 => reader.check_field(|m: &Self| &m.left)?,
                             2 => reader.check_field(|m: &Self| &m.right)?,
                             _ => break,
                         }
+                        tag = reader.read_tag()?;
                     }
                     ::core::result::Result::Ok(())
                 })
@@ -598,7 +638,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Chain {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Chain {
@@ -813,7 +853,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Node {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Node {
@@ -1140,7 +1180,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Forest {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Forest {
@@ -1297,7 +1337,7 @@ pub mod owned {
             }
 
             impl ::bebop_runtime::WireSize for Add {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_runtime::Decode<'a> for Add {

@@ -1048,7 +1048,7 @@ pub mod app {
 
     #[allow(deprecated)]
     impl ::bebop_runtime::WireSize for Event<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     #[allow(deprecated)]
@@ -1089,8 +1089,41 @@ pub mod app {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.level)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.record)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.note)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.code)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.window)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.bits)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 7 {
+                    reader.check_field(|m: &Self| &m.labels)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 8 {
+                    reader.check_field(|m: &Self| &m.old)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.level)?,
                         2 => reader.check_field(|m: &Self| &m.record)?,
                         3 => reader.check_field(|m: &Self| &m.note)?,
@@ -1101,6 +1134,7 @@ pub mod app {
                         8 => reader.check_field(|m: &Self| &m.old)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1270,7 +1304,7 @@ pub mod app {
     }
 
     impl ::bebop_runtime::WireSize for Tree<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Tree<'a> {
@@ -1301,13 +1335,27 @@ pub mod app {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.children)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.shape)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.value)?,
                         2 => reader.check_field(|m: &Self| &m.children)?,
                         3 => reader.check_field(|m: &Self| &m.shape)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1362,7 +1410,7 @@ pub mod app {
     }
 
     impl ::bebop_runtime::WireSize for Chain<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
@@ -1389,12 +1437,22 @@ pub mod app {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.value)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.next)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.value)?,
                         2 => reader.check_field(|m: &Self| &m.next)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -1540,7 +1598,7 @@ pub mod app {
         }
 
         impl ::bebop_runtime::WireSize for Poly<'_> {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Poly<'a> {
@@ -2017,7 +2075,7 @@ pub mod owned {
 
         #[allow(deprecated)]
         impl ::bebop_runtime::WireSize for Event {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         #[allow(deprecated)]
@@ -2338,7 +2396,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Tree {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Tree {
@@ -2473,7 +2531,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Chain {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Chain {
@@ -2720,7 +2778,7 @@ pub mod owned {
             }
 
             impl ::bebop_runtime::WireSize for Poly {
-                const MIN_SIZE: usize = 5;
+                const MIN_SIZE: usize = 4;
             }
 
             impl<'a> ::bebop_runtime::Decode<'a> for Poly {

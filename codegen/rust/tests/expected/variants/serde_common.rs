@@ -84,7 +84,7 @@ pub mod common {
     }
 
     impl ::bebop_runtime::WireSize for Label<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Label<'a> {
@@ -112,12 +112,22 @@ pub mod common {
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
             reader.message(|reader| {
-                loop {
-                    match reader.read_tag()? {
+                let mut tag = reader.read_tag()?;
+                if tag == 1 {
+                    reader.check_field(|m: &Self| &m.text)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 2 {
+                    reader.check_field(|m: &Self| &m.color)?;
+                    tag = reader.read_tag()?;
+                }
+                while tag != 0 {
+                    match tag {
                         1 => reader.check_field(|m: &Self| &m.text)?,
                         2 => reader.check_field(|m: &Self| &m.color)?,
                         _ => break,
                     }
+                    tag = reader.read_tag()?;
                 }
                 ::core::result::Result::Ok(())
             })
@@ -209,7 +219,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Label {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Label {

@@ -77,7 +77,7 @@ pub struct UserRequest {
 }
 
 impl ::bebop_runtime::WireSize for UserRequest {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for UserRequest {
@@ -107,12 +107,22 @@ impl<'a> ::bebop_runtime::Decode<'a> for UserRequest {
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.user_id)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.include_profile)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.user_id)?,
                     2 => reader.check_field(|m: &Self| &m.include_profile)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -324,7 +334,7 @@ pub struct TreeNode<'a> {
 }
 
 impl ::bebop_runtime::WireSize for TreeNode<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for TreeNode<'a> {
@@ -352,12 +362,22 @@ impl<'a> ::bebop_runtime::Decode<'a> for TreeNode<'a> {
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.value)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.children)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.value)?,
                     2 => reader.check_field(|m: &Self| &m.children)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -407,7 +427,7 @@ pub struct Chain<'a> {
 }
 
 impl ::bebop_runtime::WireSize for Chain<'_> {
-    const MIN_SIZE: usize = 5;
+    const MIN_SIZE: usize = 4;
 }
 
 impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
@@ -434,12 +454,22 @@ impl<'a> ::bebop_runtime::Decode<'a> for Chain<'a> {
         reader: &mut ::bebop_runtime::Reader<'a>,
     ) -> ::core::result::Result<(), ::bebop_runtime::Error> {
         reader.message(|reader| {
-            loop {
-                match reader.read_tag()? {
+            let mut tag = reader.read_tag()?;
+            if tag == 1 {
+                reader.check_field(|m: &Self| &m.value)?;
+                tag = reader.read_tag()?;
+            }
+            if tag == 2 {
+                reader.check_field(|m: &Self| &m.next)?;
+                tag = reader.read_tag()?;
+            }
+            while tag != 0 {
+                match tag {
                     1 => reader.check_field(|m: &Self| &m.value)?,
                     2 => reader.check_field(|m: &Self| &m.next)?,
                     _ => break,
                 }
+                tag = reader.read_tag()?;
             }
             ::core::result::Result::Ok(())
         })
@@ -943,7 +973,7 @@ pub mod event {
     }
 
     impl ::bebop_runtime::WireSize for Text<'_> {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Text<'a> {
@@ -1253,7 +1283,7 @@ pub mod owned {
     }
 
     impl ::bebop_runtime::WireSize for TreeNode {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for TreeNode {
@@ -1375,7 +1405,7 @@ pub mod owned {
     }
 
     impl ::bebop_runtime::WireSize for Chain {
-        const MIN_SIZE: usize = 5;
+        const MIN_SIZE: usize = 4;
     }
 
     impl<'a> ::bebop_runtime::Decode<'a> for Chain {
@@ -1962,7 +1992,7 @@ pub mod owned {
         }
 
         impl ::bebop_runtime::WireSize for Text {
-            const MIN_SIZE: usize = 5;
+            const MIN_SIZE: usize = 4;
         }
 
         impl<'a> ::bebop_runtime::Decode<'a> for Text {
