@@ -222,7 +222,7 @@ fn user_request_orders() {
     ];
     for (fields, end_marker, want) in cases {
         let msg = Message { fields, end_marker }.bytes();
-        let array = u32_prefixed(1, &[msg.clone()]);
+        let array = u32_prefixed(1, std::slice::from_ref(&msg));
         let checked = Array::<spec::UserRequest>::from_bytes(&array).map(|a| {
             a.iter()
                 .map(|v| (v.user_id, v.include_profile))
