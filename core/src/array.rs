@@ -510,15 +510,33 @@ impl<'a, T: Decode<'a> + Clone> Iterator for Iter<'a, T> {
                 }
                 acc
             }
-            IterRepr::Slice(it) => it.cloned().fold(init, f),
-            repr @ (IterRepr::Wire { .. } | IterRepr::Lent(_)) => {
-                // `for` calls `next`, never `fold`: no recursion.
-                let mut acc = init;
-                for item in (Iter { repr }) {
-                    acc = f(acc, item);
-                }
-                acc
+            repr => fold_other(repr, init, f),
+        }
+    }
+}
+
+/// [`Iter::fold`] over anything but validated fixed-size elements, out of line, so that the
+/// fold of a decoded scalar array stays small enough to inline into its caller, as a
+/// slice's does. Measured with `scripts/instr-report`: Embedding384 decode + walk went from
+/// 575 to 533 instructions, InferenceResponse's from 4,333 to 4,165, EmbeddingBatch's from
+/// 15,284 to 14,948. OrderSmall's rose from 159 to 175: its two arrays hold three elements,
+/// and an inlined vector loop costs its set-up (and alignment) in every caller.
+#[cold]
+#[inline(never)]
+fn fold_other<'a, T: Decode<'a> + Clone, B, F: FnMut(B, T) -> B>(
+    repr: IterRepr<'a, T>,
+    init: B,
+    mut f: F,
+) -> B {
+    match repr {
+        IterRepr::Slice(it) => it.cloned().fold(init, f),
+        repr => {
+            // `for` calls `next`, never `fold`: no recursion.
+            let mut acc = init;
+            for item in (Iter { repr }) {
+                acc = f(acc, item);
             }
+            acc
         }
     }
 }
@@ -815,6 +833,59 @@ mod tests {
         assert_eq!(arr.iter().nth(usize::MAX), None);
         assert_eq!(arr.get(99), Some(values[99]));
         assert_eq!(arr.get(100), None);
+    }
+
+    /// `fold` (which sums, `for_each` and the walks use) yields what `next` does, for every
+    /// kind of array: decoded fixed-size elements (folded inline) and the others (folded out
+    /// of line), whole and in blocks.
+    #[test]
+    fn fold_agrees_with_next_for_every_kind_of_array() {
+        fn check<'a, T: Decode<'a> + Clone + PartialEq + fmt::Debug>(arr: Array<'a, T>) {
+            let by_next: Vec<T> = arr.iter().collect();
+            let by_fold = arr.iter().fold(Vec::new(), |mut out, v| {
+                out.push(v);
+                out
+            });
+            assert_eq!(by_fold, by_next);
+            let mut it = arr.iter();
+            let first = it.next();
+            let rest = it.fold(Vec::new(), |mut out, v| {
+                out.push(v);
+                out
+            });
+            assert_eq!(first.into_iter().chain(rest).collect::<Vec<_>>(), by_next);
+            let blocks: Vec<T> = arr
+                .chunks(3)
+                .flat_map(|block| {
+                    block.fold(Vec::new(), |mut out, v| {
+                        out.push(v);
+                        out
+                    })
+                })
+                .collect();
+            assert_eq!(blocks, by_next);
+        }
+        let ints = [7i32, -1, 0, i32::MAX, 5, 6, 9];
+        let mut bytes = (ints.len() as u32).to_le_bytes().to_vec();
+        for v in ints {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        check(Array::<i32>::from_bytes(&bytes).unwrap());
+        check(Array::from_slice(&ints));
+        let words = ["a", "", "bc", "def", "g"];
+        let mut bytes = (words.len() as u32).to_le_bytes().to_vec();
+        for w in words {
+            bytes.extend_from_slice(&(w.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(w.as_bytes());
+            bytes.push(0);
+        }
+        check(Array::<&str>::from_bytes(&bytes).unwrap());
+        check(Array::from_slice(&words));
+        #[cfg(feature = "alloc")]
+        {
+            let owned: Vec<String> = words.iter().map(|w| String::from(*w)).collect();
+            check(Array::<&str>::from_owned(&owned));
+        }
     }
 
     #[test]
