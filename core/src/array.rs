@@ -840,29 +840,21 @@ mod tests {
     /// of line), whole and in blocks.
     #[test]
     fn fold_agrees_with_next_for_every_kind_of_array() {
+        /// The elements `it` yields, gathered through `fold` alone.
+        fn by_fold<'a, T: Decode<'a> + Clone>(it: Iter<'a, T>) -> Vec<T> {
+            it.fold(Vec::new(), |mut out, v| {
+                out.push(v);
+                out
+            })
+        }
         fn check<'a, T: Decode<'a> + Clone + PartialEq + fmt::Debug>(arr: Array<'a, T>) {
             let by_next: Vec<T> = arr.iter().collect();
-            let by_fold = arr.iter().fold(Vec::new(), |mut out, v| {
-                out.push(v);
-                out
-            });
-            assert_eq!(by_fold, by_next);
+            assert_eq!(by_fold(arr.iter()), by_next);
             let mut it = arr.iter();
             let first = it.next();
-            let rest = it.fold(Vec::new(), |mut out, v| {
-                out.push(v);
-                out
-            });
+            let rest = by_fold(it);
             assert_eq!(first.into_iter().chain(rest).collect::<Vec<_>>(), by_next);
-            let blocks: Vec<T> = arr
-                .chunks(3)
-                .flat_map(|block| {
-                    block.fold(Vec::new(), |mut out, v| {
-                        out.push(v);
-                        out
-                    })
-                })
-                .collect();
+            let blocks: Vec<T> = arr.chunks(3).flat_map(by_fold).collect();
             assert_eq!(blocks, by_next);
         }
         let ints = [7i32, -1, 0, i32::MAX, 5, 6, 9];
