@@ -357,6 +357,8 @@ mod tests {
         l
     }
 
+    // `String` lends `&str` through the `alloc` impls.
+    #[cfg(feature = "alloc")]
     #[test]
     fn elements_and_one_value_lend_views() {
         let owned = [
