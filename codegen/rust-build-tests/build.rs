@@ -9,7 +9,8 @@
 //!   `Vec<(K, V)>` maps so that decoded descriptors re-encode byte for byte, and
 //!   `standard.rs` declaring their modules;
 //! - `spec.rs` from `schemas/spec.bop` (the types of the golden vectors of docs/wire-format.md);
-//! - `recursion.rs` from `schemas/recursion.bop` (a struct that holds an array of itself).
+//! - `recursion.rs` from `schemas/recursion.bop` (a struct that holds an array of itself);
+//! - `runs.rs` from `schemas/runs.bop` (structs with runs of fixed-size fields).
 //!
 //! Every file has owned types under `cfg(feature = "owned")`.
 //!
@@ -95,5 +96,8 @@ fn main() -> Result<(), bebop_build::Error> {
     config(&out_dir, "recursion.rs")
         .include(manifest.join("schemas"))
         .compile(&["schemas/recursion.bop"])?;
+    config(&out_dir, "runs.rs")
+        .include(manifest.join("schemas"))
+        .compile(&["schemas/runs.bop"])?;
     Ok(())
 }

@@ -281,6 +281,37 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
 
+    /// Takes the next `n` bytes, a run of consecutive fixed-size fields, as a reader of
+    /// exactly their size, or `None` (taking nothing) when fewer are left: how generated
+    /// structs read such a run with one bounds check. Reading fields of integers, floats or
+    /// uuids from a reader of exactly their size cannot fail, and the compiler drops those
+    /// checks; when the run does not fit, the fields are read from this reader one by one,
+    /// which fails as it always did, at the first field that does not fit.
+    ///
+    /// ```
+    /// use bebop_core::{ErrorKind, Reader};
+    ///
+    /// let mut r = Reader::new(&[1, 0, 0, 0, 2, 0]);
+    /// let mut run = r.take_run(6).unwrap();
+    /// assert_eq!((run.read::<u32>()?, run.read::<u16>()?), (1, 2));
+    /// // Six bytes do not hold a `u32` and an `i64`.
+    /// assert!(Reader::new(&[1, 0, 0, 0, 2, 0]).take_run(12).is_none());
+    /// # Ok::<(), bebop_core::Error>(())
+    /// ```
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn take_run(&mut self, n: usize) -> Option<Reader<'a>> {
+        let (head, rest) = self.rest.split_at_checked(n)?;
+        let run = Reader {
+            rest: head,
+            end: self.offset() + n,
+            open_ended: false,
+            ..self.working_copy()
+        };
+        self.rest = rest;
+        Some(run)
+    }
+
     /// Reads a `u32` length prefix and checks that at least `len * unit` more bytes remain;
     /// the error points at the prefix. Returns the length.
     ///

@@ -3641,11 +3641,27 @@ pub mod bebop {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
+            let v_major;
+            let v_minor;
+            let v_patch;
+            match reader.take_run(12) {
+                ::core::option::Option::Some(mut run) => {
+                    v_major = run.read()?;
+                    v_minor = run.read()?;
+                    v_patch = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_major = reader.read()?;
+                    v_minor = reader.read()?;
+                    v_patch = reader.read()?;
+                }
+            }
+            let v_suffix = reader.read()?;
             ::core::result::Result::Ok(Self {
-                major: reader.read()?,
-                minor: reader.read()?,
-                patch: reader.read()?,
-                suffix: reader.read()?,
+                major: v_major,
+                minor: v_minor,
+                patch: v_patch,
+                suffix: v_suffix,
             })
         }
 
@@ -7722,11 +7738,27 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
+                let v_major;
+                let v_minor;
+                let v_patch;
+                match reader.take_run(12) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_major = run.read()?;
+                        v_minor = run.read()?;
+                        v_patch = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_major = reader.read()?;
+                        v_minor = reader.read()?;
+                        v_patch = reader.read()?;
+                    }
+                }
+                let v_suffix = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    major: reader.read()?,
-                    minor: reader.read()?,
-                    patch: reader.read()?,
-                    suffix: reader.read()?,
+                    major: v_major,
+                    minor: v_minor,
+                    patch: v_patch,
+                    suffix: v_suffix,
                 })
             }
         }

@@ -7,6 +7,7 @@
 //!   `Vec<(K, V)>` owned maps;
 //! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of `docs/wire-format.md`;
 //! - [`recursion`]: `schemas/recursion.bop`, a struct that holds an array of itself.
+//! - [`runs`]: `schemas/runs.bop`, structs with runs of fixed-size fields.
 //!
 //! The reference fixtures are not compiled here a second time: `bebop-build`'s output for
 //! every one of them must equal the golden file `codegen/rust/tests/expected/NAME.rs` (test
@@ -51,4 +52,9 @@ pub mod spec {
 /// Generated from `schemas/recursion.bop`.
 pub mod recursion {
     include!(concat!(env!("OUT_DIR"), "/recursion.rs"));
+}
+
+/// Generated from `schemas/runs.bop`.
+pub mod runs {
+    include!(concat!(env!("OUT_DIR"), "/runs.rs"));
 }

@@ -208,8 +208,8 @@ fn record_schema(depth: usize, lens: &[usize]) -> String {
         let f = |k: usize| name('f', k, len.saturating_sub(k % 3)).to_lowercase();
         let s = name('S', i, len);
         out.push_str(&format!(
-            "struct {s} {{ {}: string; {}: string[]; {}: map[string, int32]; {}: Point; {}: Point[3]; {}: byte[16]; {}: uuid[]; }}\n",
-            f(0), f(1), f(2), f(3), f(4), f(5), f(6)
+            "struct {s} {{ {}: string; {}: string[]; {}: map[string, int32]; {}: Point; {}: Point[3]; {}: byte[16]; {}: uuid[]; {}: uint32; {}: float64; {}: uuid; }}\n",
+            f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7), f(8), f(9)
         ));
         let m = name('M', i, len);
         out.push_str(&format!(

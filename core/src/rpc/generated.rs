@@ -1099,11 +1099,25 @@ pub mod bebop {
     impl<'a> crate::Decode<'a> for BatchCall<'a> {
         #[inline]
         fn decode(reader: &mut crate::Reader<'a>) -> ::core::result::Result<Self, crate::Error> {
+            let v_call_id;
+            let v_method_id;
+            match reader.take_run(8) {
+                ::core::option::Option::Some(mut run) => {
+                    v_call_id = run.read()?;
+                    v_method_id = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_call_id = reader.read()?;
+                    v_method_id = reader.read()?;
+                }
+            }
+            let v_payload = reader.read()?;
+            let v_input_from = reader.read()?;
             ::core::result::Result::Ok(Self {
-                call_id: reader.read()?,
-                method_id: reader.read()?,
-                payload: reader.read()?,
-                input_from: reader.read()?,
+                call_id: v_call_id,
+                method_id: v_method_id,
+                payload: v_payload,
+                input_from: v_input_from,
             })
         }
 

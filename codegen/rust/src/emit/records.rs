@@ -23,6 +23,9 @@ const OK: &str = "::core::result::Result::Ok";
 /// `::core::option::Option::Some`.
 const SOME: &str = "::core::option::Option::Some";
 
+/// `::core::option::Option::None`.
+const NONE: &str = "::core::option::Option::None";
+
 impl Emitter<'_, '_> {
     /// The view form of a struct, message or union, with its wire impls.
     pub(crate) fn record_view(&self, code: &mut Code, id: DefId) {
@@ -352,6 +355,75 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// The runs of a variable-size struct's fields that `decode` reads with one bounds check:
+    /// two or more consecutive fields of integers, floats or uuids (whose every bit pattern
+    /// is valid), as `(first field, their sizes)`. None for a fixed-size struct, whose
+    /// elements are decoded from readers of exactly their size already.
+    fn fixed_runs(&self, struct_size: Option<usize>, fields: &[Field]) -> Vec<(usize, Vec<usize>)> {
+        let mut runs = Vec::new();
+        if struct_size.is_some() {
+            return runs;
+        }
+        let size_of = |f: &Field| match f.ty {
+            Ty::Bool | Ty::Timestamp | Ty::Duration => None,
+            ref ty => ty.scalar_size(),
+        };
+        let mut i = 0;
+        while i < fields.len() {
+            let sizes: Vec<usize> = fields[i..].iter().map_while(size_of).collect();
+            let len = sizes.len();
+            if len >= 2 {
+                runs.push((i, sizes));
+            }
+            i += len.max(1);
+        }
+        runs
+    }
+
+    /// The body of `decode` for a struct with runs of fixed-size fields ([`Self::fixed_runs`]):
+    /// each field into a local `v_{field}` in wire order, each run from a reader of exactly
+    /// its size (`Reader::take_run`), whose reads the compiler proves cannot fail. A run that
+    /// does not fit is read field by field, to fail where it always did. (An error built out
+    /// of line for that case instead stopped `from_bytes` inlining into its callers:
+    /// OrderSmall decode + walk took 173 instructions so, 146 this way, 152 before runs.)
+    fn decode_with_runs(&self, code: &mut Code, fields: &[Field], runs: &[(usize, Vec<usize>)]) {
+        let local = |f: &Field| format!("v_{}", ident_text(&f.name).trim_start_matches("r#"));
+        let mut i = 0;
+        while i < fields.len() {
+            match runs.iter().find(|r| r.0 == i) {
+                Some((_, sizes)) => {
+                    let run = &fields[i..i + sizes.len()];
+                    for f in run {
+                        code.line(format_args!("let {};", local(f)));
+                    }
+                    let total: usize = sizes.iter().sum();
+                    code.open(format_args!("match reader.take_run({total})"));
+                    for (pat, from) in [
+                        (format!("{SOME}(mut run)"), "run"),
+                        (NONE.to_string(), "reader"),
+                    ] {
+                        code.open(format_args!("{pat} =>"));
+                        for f in run {
+                            code.line(format_args!("{} = {from}.read()?;", local(f)));
+                        }
+                        code.close();
+                    }
+                    code.close();
+                    i += sizes.len();
+                }
+                None => {
+                    code.line(format_args!("let {} = reader.read()?;", local(&fields[i])));
+                    i += 1;
+                }
+            }
+        }
+        let values: Vec<String> = fields
+            .iter()
+            .map(|f| format!("{}: {}", ident_text(&f.name), local(f)))
+            .collect();
+        code.struct_lit(&format!("{OK}("), "Self", &refs(&values), ")");
+    }
+
     /// `|m: &Self| &m.{field}`: the argument of `Reader::check_field` that names one message
     /// field's type (the closure is never called).
     fn check_field_arg(f: &Field) -> String {
@@ -454,11 +526,16 @@ impl Emitter<'_, '_> {
         }
         code.line("#[inline]");
         self.decode_signature_named(code, param);
-        let values: Vec<String> = fields
-            .iter()
-            .map(|f| format!("{}: reader.read()?", ident_text(&f.name)))
-            .collect();
-        code.struct_lit(&format!("{OK}("), "Self", &refs(&values), ")");
+        let runs = self.fixed_runs(d.fixed_size, fields);
+        if runs.is_empty() {
+            let values: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: reader.read()?", ident_text(&f.name)))
+                .collect();
+            code.struct_lit(&format!("{OK}("), "Self", &refs(&values), ")");
+        } else {
+            self.decode_with_runs(code, fields, &runs);
+        }
         code.close();
         // skip (views only, variable-size structs): hop over each field, fixed-size runs in
         // one step, so that walking validated bytes reads each byte about once.

@@ -1488,27 +1488,83 @@ pub mod codegen {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_f_bool = reader.read()?;
+                let v_f_byte;
+                let v_f_int8;
+                let v_f_uint8;
+                let v_f_int16;
+                let v_f_uint16;
+                let v_f_int32;
+                let v_f_uint32;
+                let v_f_int64;
+                let v_f_uint64;
+                let v_f_int128;
+                let v_f_uint128;
+                let v_f_float16;
+                let v_f_bfloat16;
+                let v_f_float32;
+                let v_f_float64;
+                match reader.take_run(79) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_f_byte = run.read()?;
+                        v_f_int8 = run.read()?;
+                        v_f_uint8 = run.read()?;
+                        v_f_int16 = run.read()?;
+                        v_f_uint16 = run.read()?;
+                        v_f_int32 = run.read()?;
+                        v_f_uint32 = run.read()?;
+                        v_f_int64 = run.read()?;
+                        v_f_uint64 = run.read()?;
+                        v_f_int128 = run.read()?;
+                        v_f_uint128 = run.read()?;
+                        v_f_float16 = run.read()?;
+                        v_f_bfloat16 = run.read()?;
+                        v_f_float32 = run.read()?;
+                        v_f_float64 = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_f_byte = reader.read()?;
+                        v_f_int8 = reader.read()?;
+                        v_f_uint8 = reader.read()?;
+                        v_f_int16 = reader.read()?;
+                        v_f_uint16 = reader.read()?;
+                        v_f_int32 = reader.read()?;
+                        v_f_uint32 = reader.read()?;
+                        v_f_int64 = reader.read()?;
+                        v_f_uint64 = reader.read()?;
+                        v_f_int128 = reader.read()?;
+                        v_f_uint128 = reader.read()?;
+                        v_f_float16 = reader.read()?;
+                        v_f_bfloat16 = reader.read()?;
+                        v_f_float32 = reader.read()?;
+                        v_f_float64 = reader.read()?;
+                    }
+                }
+                let v_f_string = reader.read()?;
+                let v_f_uuid = reader.read()?;
+                let v_f_timestamp = reader.read()?;
+                let v_f_duration = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    f_bool: reader.read()?,
-                    f_byte: reader.read()?,
-                    f_int8: reader.read()?,
-                    f_uint8: reader.read()?,
-                    f_int16: reader.read()?,
-                    f_uint16: reader.read()?,
-                    f_int32: reader.read()?,
-                    f_uint32: reader.read()?,
-                    f_int64: reader.read()?,
-                    f_uint64: reader.read()?,
-                    f_int128: reader.read()?,
-                    f_uint128: reader.read()?,
-                    f_float16: reader.read()?,
-                    f_bfloat16: reader.read()?,
-                    f_float32: reader.read()?,
-                    f_float64: reader.read()?,
-                    f_string: reader.read()?,
-                    f_uuid: reader.read()?,
-                    f_timestamp: reader.read()?,
-                    f_duration: reader.read()?,
+                    f_bool: v_f_bool,
+                    f_byte: v_f_byte,
+                    f_int8: v_f_int8,
+                    f_uint8: v_f_uint8,
+                    f_int16: v_f_int16,
+                    f_uint16: v_f_uint16,
+                    f_int32: v_f_int32,
+                    f_uint32: v_f_uint32,
+                    f_int64: v_f_int64,
+                    f_uint64: v_f_uint64,
+                    f_int128: v_f_int128,
+                    f_uint128: v_f_uint128,
+                    f_float16: v_f_float16,
+                    f_bfloat16: v_f_bfloat16,
+                    f_float32: v_f_float32,
+                    f_float64: v_f_float64,
+                    f_string: v_f_string,
+                    f_uuid: v_f_uuid,
+                    f_timestamp: v_f_timestamp,
+                    f_duration: v_f_duration,
                 })
             }
 
@@ -8953,27 +9009,83 @@ pub mod owned {
                 fn decode(
                     reader: &mut ::bebop_core::Reader<'a>,
                 ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                    let v_f_bool = reader.read()?;
+                    let v_f_byte;
+                    let v_f_int8;
+                    let v_f_uint8;
+                    let v_f_int16;
+                    let v_f_uint16;
+                    let v_f_int32;
+                    let v_f_uint32;
+                    let v_f_int64;
+                    let v_f_uint64;
+                    let v_f_int128;
+                    let v_f_uint128;
+                    let v_f_float16;
+                    let v_f_bfloat16;
+                    let v_f_float32;
+                    let v_f_float64;
+                    match reader.take_run(79) {
+                        ::core::option::Option::Some(mut run) => {
+                            v_f_byte = run.read()?;
+                            v_f_int8 = run.read()?;
+                            v_f_uint8 = run.read()?;
+                            v_f_int16 = run.read()?;
+                            v_f_uint16 = run.read()?;
+                            v_f_int32 = run.read()?;
+                            v_f_uint32 = run.read()?;
+                            v_f_int64 = run.read()?;
+                            v_f_uint64 = run.read()?;
+                            v_f_int128 = run.read()?;
+                            v_f_uint128 = run.read()?;
+                            v_f_float16 = run.read()?;
+                            v_f_bfloat16 = run.read()?;
+                            v_f_float32 = run.read()?;
+                            v_f_float64 = run.read()?;
+                        }
+                        ::core::option::Option::None => {
+                            v_f_byte = reader.read()?;
+                            v_f_int8 = reader.read()?;
+                            v_f_uint8 = reader.read()?;
+                            v_f_int16 = reader.read()?;
+                            v_f_uint16 = reader.read()?;
+                            v_f_int32 = reader.read()?;
+                            v_f_uint32 = reader.read()?;
+                            v_f_int64 = reader.read()?;
+                            v_f_uint64 = reader.read()?;
+                            v_f_int128 = reader.read()?;
+                            v_f_uint128 = reader.read()?;
+                            v_f_float16 = reader.read()?;
+                            v_f_bfloat16 = reader.read()?;
+                            v_f_float32 = reader.read()?;
+                            v_f_float64 = reader.read()?;
+                        }
+                    }
+                    let v_f_string = reader.read()?;
+                    let v_f_uuid = reader.read()?;
+                    let v_f_timestamp = reader.read()?;
+                    let v_f_duration = reader.read()?;
                     ::core::result::Result::Ok(Self {
-                        f_bool: reader.read()?,
-                        f_byte: reader.read()?,
-                        f_int8: reader.read()?,
-                        f_uint8: reader.read()?,
-                        f_int16: reader.read()?,
-                        f_uint16: reader.read()?,
-                        f_int32: reader.read()?,
-                        f_uint32: reader.read()?,
-                        f_int64: reader.read()?,
-                        f_uint64: reader.read()?,
-                        f_int128: reader.read()?,
-                        f_uint128: reader.read()?,
-                        f_float16: reader.read()?,
-                        f_bfloat16: reader.read()?,
-                        f_float32: reader.read()?,
-                        f_float64: reader.read()?,
-                        f_string: reader.read()?,
-                        f_uuid: reader.read()?,
-                        f_timestamp: reader.read()?,
-                        f_duration: reader.read()?,
+                        f_bool: v_f_bool,
+                        f_byte: v_f_byte,
+                        f_int8: v_f_int8,
+                        f_uint8: v_f_uint8,
+                        f_int16: v_f_int16,
+                        f_uint16: v_f_uint16,
+                        f_int32: v_f_int32,
+                        f_uint32: v_f_uint32,
+                        f_int64: v_f_int64,
+                        f_uint64: v_f_uint64,
+                        f_int128: v_f_int128,
+                        f_uint128: v_f_uint128,
+                        f_float16: v_f_float16,
+                        f_bfloat16: v_f_bfloat16,
+                        f_float32: v_f_float32,
+                        f_float64: v_f_float64,
+                        f_string: v_f_string,
+                        f_uuid: v_f_uuid,
+                        f_timestamp: v_f_timestamp,
+                        f_duration: v_f_duration,
                     })
                 }
             }

@@ -39,12 +39,29 @@ impl<'a> ::bebop_core::Decode<'a> for Product<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_id = reader.read()?;
+        let v_name = reader.read()?;
+        let v_price;
+        let v_quantity;
+        let v_total;
+        match reader.take_run(16) {
+            ::core::option::Option::Some(mut run) => {
+                v_price = run.read()?;
+                v_quantity = run.read()?;
+                v_total = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_price = reader.read()?;
+                v_quantity = reader.read()?;
+                v_total = reader.read()?;
+            }
+        }
         ::core::result::Result::Ok(Self {
-            id: reader.read()?,
-            name: reader.read()?,
-            price: reader.read()?,
-            quantity: reader.read()?,
-            total: reader.read()?,
+            id: v_id,
+            name: v_name,
+            price: v_price,
+            quantity: v_quantity,
+            total: v_total,
         })
     }
 
@@ -122,12 +139,29 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_id = reader.read()?;
+            let v_name = reader.read()?;
+            let v_price;
+            let v_quantity;
+            let v_total;
+            match reader.take_run(16) {
+                ::core::option::Option::Some(mut run) => {
+                    v_price = run.read()?;
+                    v_quantity = run.read()?;
+                    v_total = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_price = reader.read()?;
+                    v_quantity = reader.read()?;
+                    v_total = reader.read()?;
+                }
+            }
             ::core::result::Result::Ok(Self {
-                id: reader.read()?,
-                name: reader.read()?,
-                price: reader.read()?,
-                quantity: reader.read()?,
-                total: reader.read()?,
+                id: v_id,
+                name: v_name,
+                price: v_price,
+                quantity: v_quantity,
+                total: v_total,
             })
         }
     }

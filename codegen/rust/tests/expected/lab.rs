@@ -386,11 +386,27 @@ impl<'a> ::bebop_core::Decode<'a> for VideoData<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_time;
+        let v_width;
+        let v_height;
+        match reader.take_run(16) {
+            ::core::option::Option::Some(mut run) => {
+                v_time = run.read()?;
+                v_width = run.read()?;
+                v_height = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_time = reader.read()?;
+                v_width = reader.read()?;
+                v_height = reader.read()?;
+            }
+        }
+        let v_fragment = reader.read()?;
         ::core::result::Result::Ok(Self {
-            time: reader.read()?,
-            width: reader.read()?,
-            height: reader.read()?,
-            fragment: reader.read()?,
+            time: v_time,
+            width: v_width,
+            height: v_height,
+            fragment: v_fragment,
         })
     }
 
@@ -1532,11 +1548,27 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_time;
+            let v_width;
+            let v_height;
+            match reader.take_run(16) {
+                ::core::option::Option::Some(mut run) => {
+                    v_time = run.read()?;
+                    v_width = run.read()?;
+                    v_height = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_time = reader.read()?;
+                    v_width = reader.read()?;
+                    v_height = reader.read()?;
+                }
+            }
+            let v_fragment = reader.read()?;
             ::core::result::Result::Ok(Self {
-                time: reader.read()?,
-                width: reader.read()?,
-                height: reader.read()?,
-                fragment: reader.read()?,
+                time: v_time,
+                width: v_width,
+                height: v_height,
+                fragment: v_fragment,
             })
         }
     }

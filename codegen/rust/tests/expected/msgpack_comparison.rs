@@ -71,28 +71,83 @@ impl<'a> ::bebop_core::Decode<'a> for MsgpackComparison<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_ant0;
+        let v_ant1;
+        let v_ant1x;
+        let v_ant8;
+        let v_ant8x;
+        let v_ant16;
+        let v_ant16x;
+        let v_ant32;
+        let v_ant32x;
+        match reader.take_run(19) {
+            ::core::option::Option::Some(mut run) => {
+                v_ant0 = run.read()?;
+                v_ant1 = run.read()?;
+                v_ant1x = run.read()?;
+                v_ant8 = run.read()?;
+                v_ant8x = run.read()?;
+                v_ant16 = run.read()?;
+                v_ant16x = run.read()?;
+                v_ant32 = run.read()?;
+                v_ant32x = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_ant0 = reader.read()?;
+                v_ant1 = reader.read()?;
+                v_ant1x = reader.read()?;
+                v_ant8 = reader.read()?;
+                v_ant8x = reader.read()?;
+                v_ant16 = reader.read()?;
+                v_ant16x = reader.read()?;
+                v_ant32 = reader.read()?;
+                v_ant32x = reader.read()?;
+            }
+        }
+        let v_arue = reader.read()?;
+        let v_aalse = reader.read()?;
+        let v_aloat;
+        let v_aloatx;
+        match reader.take_run(16) {
+            ::core::option::Option::Some(mut run) => {
+                v_aloat = run.read()?;
+                v_aloatx = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_aloat = reader.read()?;
+                v_aloatx = reader.read()?;
+            }
+        }
+        let v_atring0 = reader.read()?;
+        let v_atring1 = reader.read()?;
+        let v_atring4 = reader.read()?;
+        let v_atring8 = reader.read()?;
+        let v_atring16 = reader.read()?;
+        let v_array0 = reader.read()?;
+        let v_array1 = reader.read()?;
+        let v_array8 = reader.read()?;
         ::core::result::Result::Ok(Self {
-            ant0: reader.read()?,
-            ant1: reader.read()?,
-            ant1x: reader.read()?,
-            ant8: reader.read()?,
-            ant8x: reader.read()?,
-            ant16: reader.read()?,
-            ant16x: reader.read()?,
-            ant32: reader.read()?,
-            ant32x: reader.read()?,
-            arue: reader.read()?,
-            aalse: reader.read()?,
-            aloat: reader.read()?,
-            aloatx: reader.read()?,
-            atring0: reader.read()?,
-            atring1: reader.read()?,
-            atring4: reader.read()?,
-            atring8: reader.read()?,
-            atring16: reader.read()?,
-            array0: reader.read()?,
-            array1: reader.read()?,
-            array8: reader.read()?,
+            ant0: v_ant0,
+            ant1: v_ant1,
+            ant1x: v_ant1x,
+            ant8: v_ant8,
+            ant8x: v_ant8x,
+            ant16: v_ant16,
+            ant16x: v_ant16x,
+            ant32: v_ant32,
+            ant32x: v_ant32x,
+            arue: v_arue,
+            aalse: v_aalse,
+            aloat: v_aloat,
+            aloatx: v_aloatx,
+            atring0: v_atring0,
+            atring1: v_atring1,
+            atring4: v_atring4,
+            atring8: v_atring8,
+            atring16: v_atring16,
+            array0: v_array0,
+            array1: v_array1,
+            array8: v_array8,
         })
     }
 
@@ -247,28 +302,83 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_ant0;
+            let v_ant1;
+            let v_ant1x;
+            let v_ant8;
+            let v_ant8x;
+            let v_ant16;
+            let v_ant16x;
+            let v_ant32;
+            let v_ant32x;
+            match reader.take_run(19) {
+                ::core::option::Option::Some(mut run) => {
+                    v_ant0 = run.read()?;
+                    v_ant1 = run.read()?;
+                    v_ant1x = run.read()?;
+                    v_ant8 = run.read()?;
+                    v_ant8x = run.read()?;
+                    v_ant16 = run.read()?;
+                    v_ant16x = run.read()?;
+                    v_ant32 = run.read()?;
+                    v_ant32x = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_ant0 = reader.read()?;
+                    v_ant1 = reader.read()?;
+                    v_ant1x = reader.read()?;
+                    v_ant8 = reader.read()?;
+                    v_ant8x = reader.read()?;
+                    v_ant16 = reader.read()?;
+                    v_ant16x = reader.read()?;
+                    v_ant32 = reader.read()?;
+                    v_ant32x = reader.read()?;
+                }
+            }
+            let v_arue = reader.read()?;
+            let v_aalse = reader.read()?;
+            let v_aloat;
+            let v_aloatx;
+            match reader.take_run(16) {
+                ::core::option::Option::Some(mut run) => {
+                    v_aloat = run.read()?;
+                    v_aloatx = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_aloat = reader.read()?;
+                    v_aloatx = reader.read()?;
+                }
+            }
+            let v_atring0 = reader.read()?;
+            let v_atring1 = reader.read()?;
+            let v_atring4 = reader.read()?;
+            let v_atring8 = reader.read()?;
+            let v_atring16 = reader.read()?;
+            let v_array0 = reader.read()?;
+            let v_array1 = reader.read()?;
+            let v_array8 = reader.read()?;
             ::core::result::Result::Ok(Self {
-                ant0: reader.read()?,
-                ant1: reader.read()?,
-                ant1x: reader.read()?,
-                ant8: reader.read()?,
-                ant8x: reader.read()?,
-                ant16: reader.read()?,
-                ant16x: reader.read()?,
-                ant32: reader.read()?,
-                ant32x: reader.read()?,
-                arue: reader.read()?,
-                aalse: reader.read()?,
-                aloat: reader.read()?,
-                aloatx: reader.read()?,
-                atring0: reader.read()?,
-                atring1: reader.read()?,
-                atring4: reader.read()?,
-                atring8: reader.read()?,
-                atring16: reader.read()?,
-                array0: reader.read()?,
-                array1: reader.read()?,
-                array8: reader.read()?,
+                ant0: v_ant0,
+                ant1: v_ant1,
+                ant1x: v_ant1x,
+                ant8: v_ant8,
+                ant8x: v_ant8x,
+                ant16: v_ant16,
+                ant16x: v_ant16x,
+                ant32: v_ant32,
+                ant32x: v_ant32x,
+                arue: v_arue,
+                aalse: v_aalse,
+                aloat: v_aloat,
+                aloatx: v_aloatx,
+                atring0: v_atring0,
+                atring1: v_atring1,
+                atring4: v_atring4,
+                atring8: v_atring8,
+                atring16: v_atring16,
+                array0: v_array0,
+                array1: v_array1,
+                array8: v_array8,
             })
         }
     }

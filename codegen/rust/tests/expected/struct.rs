@@ -57,21 +57,59 @@ impl<'a> ::bebop_core::Decode<'a> for BasicTypes2<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_a_bool = reader.read()?;
+        let v_a_byte;
+        let v_a_int16;
+        let v_a_uint16;
+        let v_a_int32;
+        let v_a_uint32;
+        let v_a_int64;
+        let v_a_uint64;
+        let v_a_float32;
+        let v_a_float64;
+        match reader.take_run(41) {
+            ::core::option::Option::Some(mut run) => {
+                v_a_byte = run.read()?;
+                v_a_int16 = run.read()?;
+                v_a_uint16 = run.read()?;
+                v_a_int32 = run.read()?;
+                v_a_uint32 = run.read()?;
+                v_a_int64 = run.read()?;
+                v_a_uint64 = run.read()?;
+                v_a_float32 = run.read()?;
+                v_a_float64 = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_a_byte = reader.read()?;
+                v_a_int16 = reader.read()?;
+                v_a_uint16 = reader.read()?;
+                v_a_int32 = reader.read()?;
+                v_a_uint32 = reader.read()?;
+                v_a_int64 = reader.read()?;
+                v_a_uint64 = reader.read()?;
+                v_a_float32 = reader.read()?;
+                v_a_float64 = reader.read()?;
+            }
+        }
+        let v_a_string = reader.read()?;
+        let v_a_uuid = reader.read()?;
+        let v_a_timestamp = reader.read()?;
+        let v_a_duration = reader.read()?;
         ::core::result::Result::Ok(Self {
-            a_bool: reader.read()?,
-            a_byte: reader.read()?,
-            a_int16: reader.read()?,
-            a_uint16: reader.read()?,
-            a_int32: reader.read()?,
-            a_uint32: reader.read()?,
-            a_int64: reader.read()?,
-            a_uint64: reader.read()?,
-            a_float32: reader.read()?,
-            a_float64: reader.read()?,
-            a_string: reader.read()?,
-            a_uuid: reader.read()?,
-            a_timestamp: reader.read()?,
-            a_duration: reader.read()?,
+            a_bool: v_a_bool,
+            a_byte: v_a_byte,
+            a_int16: v_a_int16,
+            a_uint16: v_a_uint16,
+            a_int32: v_a_int32,
+            a_uint32: v_a_uint32,
+            a_int64: v_a_int64,
+            a_uint64: v_a_uint64,
+            a_float32: v_a_float32,
+            a_float64: v_a_float64,
+            a_string: v_a_string,
+            a_uuid: v_a_uuid,
+            a_timestamp: v_a_timestamp,
+            a_duration: v_a_duration,
         })
     }
 
@@ -761,21 +799,59 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_a_bool = reader.read()?;
+            let v_a_byte;
+            let v_a_int16;
+            let v_a_uint16;
+            let v_a_int32;
+            let v_a_uint32;
+            let v_a_int64;
+            let v_a_uint64;
+            let v_a_float32;
+            let v_a_float64;
+            match reader.take_run(41) {
+                ::core::option::Option::Some(mut run) => {
+                    v_a_byte = run.read()?;
+                    v_a_int16 = run.read()?;
+                    v_a_uint16 = run.read()?;
+                    v_a_int32 = run.read()?;
+                    v_a_uint32 = run.read()?;
+                    v_a_int64 = run.read()?;
+                    v_a_uint64 = run.read()?;
+                    v_a_float32 = run.read()?;
+                    v_a_float64 = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_a_byte = reader.read()?;
+                    v_a_int16 = reader.read()?;
+                    v_a_uint16 = reader.read()?;
+                    v_a_int32 = reader.read()?;
+                    v_a_uint32 = reader.read()?;
+                    v_a_int64 = reader.read()?;
+                    v_a_uint64 = reader.read()?;
+                    v_a_float32 = reader.read()?;
+                    v_a_float64 = reader.read()?;
+                }
+            }
+            let v_a_string = reader.read()?;
+            let v_a_uuid = reader.read()?;
+            let v_a_timestamp = reader.read()?;
+            let v_a_duration = reader.read()?;
             ::core::result::Result::Ok(Self {
-                a_bool: reader.read()?,
-                a_byte: reader.read()?,
-                a_int16: reader.read()?,
-                a_uint16: reader.read()?,
-                a_int32: reader.read()?,
-                a_uint32: reader.read()?,
-                a_int64: reader.read()?,
-                a_uint64: reader.read()?,
-                a_float32: reader.read()?,
-                a_float64: reader.read()?,
-                a_string: reader.read()?,
-                a_uuid: reader.read()?,
-                a_timestamp: reader.read()?,
-                a_duration: reader.read()?,
+                a_bool: v_a_bool,
+                a_byte: v_a_byte,
+                a_int16: v_a_int16,
+                a_uint16: v_a_uint16,
+                a_int32: v_a_int32,
+                a_uint32: v_a_uint32,
+                a_int64: v_a_int64,
+                a_uint64: v_a_uint64,
+                a_float32: v_a_float32,
+                a_float64: v_a_float64,
+                a_string: v_a_string,
+                a_uuid: v_a_uuid,
+                a_timestamp: v_a_timestamp,
+                a_duration: v_a_duration,
             })
         }
     }

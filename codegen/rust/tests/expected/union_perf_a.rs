@@ -651,10 +651,23 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfA<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_container_opcode;
+        let v_protocol_version;
+        match reader.take_run(8) {
+            ::core::option::Option::Some(mut run) => {
+                v_container_opcode = run.read()?;
+                v_protocol_version = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_container_opcode = reader.read()?;
+                v_protocol_version = reader.read()?;
+            }
+        }
+        let v_u = reader.read()?;
         ::core::result::Result::Ok(Self {
-            container_opcode: reader.read()?,
-            protocol_version: reader.read()?,
-            u: reader.read()?,
+            container_opcode: v_container_opcode,
+            protocol_version: v_protocol_version,
+            u: v_u,
         })
     }
 
@@ -724,13 +737,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i1;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i1 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i1 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i1: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i1: v_i1,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -807,13 +838,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i2;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i2 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i2 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i2: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i2: v_i2,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -890,13 +939,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i3;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i3 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i3 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i3: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i3: v_i3,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -973,13 +1040,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i4;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i4 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i4 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i4: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i4: v_i4,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1056,13 +1141,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i5;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i5 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i5 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i5: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i5: v_i5,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1139,13 +1242,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i6;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i6 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i6 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i6: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i6: v_i6,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1222,13 +1343,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i7;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i7 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i7 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i7: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i7: v_i7,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1305,13 +1444,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i8;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i8 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i8 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i8: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i8: v_i8,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1388,13 +1545,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i9;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i9 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i9 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i9: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i9: v_i9,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1471,13 +1646,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i10;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i10 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i10 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i10: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i10: v_i10,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1554,13 +1747,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i11;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i11 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i11 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i11: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i11: v_i11,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1637,13 +1848,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i12;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i12 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i12 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i12: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i12: v_i12,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1720,13 +1949,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i13;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i13 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i13 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i13: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i13: v_i13,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1803,13 +2050,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i14;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i14 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i14 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i14: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i14: v_i14,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1886,13 +2151,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i15;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i15 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i15 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i15: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i15: v_i15,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -1969,13 +2252,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i16;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i16 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i16 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i16: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i16: v_i16,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2052,13 +2353,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i17;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i17 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i17 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i17: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i17: v_i17,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2135,13 +2454,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i18;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i18 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i18 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i18: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i18: v_i18,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2218,13 +2555,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i19;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i19 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i19 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i19: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i19: v_i19,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2301,13 +2656,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i20;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i20 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i20 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i20: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i20: v_i20,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2384,13 +2757,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i21;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i21 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i21 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i21: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i21: v_i21,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2467,13 +2858,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i22;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i22 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i22 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i22: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i22: v_i22,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2550,13 +2959,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i23;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i23 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i23 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i23: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i23: v_i23,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2633,13 +3060,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i24;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i24 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i24 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i24: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i24: v_i24,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2716,13 +3161,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i25;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i25 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i25 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i25: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i25: v_i25,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2799,13 +3262,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i26;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i26 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i26 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i26: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i26: v_i26,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2882,13 +3363,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i27;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i27 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i27 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i27: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i27: v_i27,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -2965,13 +3464,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i28;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i28 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i28 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i28: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i28: v_i28,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3048,13 +3565,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i29;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i29 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i29 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i29: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i29: v_i29,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3131,13 +3666,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i30;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i30 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i30 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i30: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i30: v_i30,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3214,13 +3767,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i31;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i31 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i31 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i31: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i31: v_i31,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3297,13 +3868,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i32;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i32 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i32 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i32: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i32: v_i32,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3380,13 +3969,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i33;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i33 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i33 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i33: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i33: v_i33,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3463,13 +4070,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i34;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i34 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i34 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i34: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i34: v_i34,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3546,13 +4171,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i35;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i35 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i35 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i35: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i35: v_i35,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3629,13 +4272,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i36;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i36 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i36 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i36: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i36: v_i36,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3712,13 +4373,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i37;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i37 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i37 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i37: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i37: v_i37,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3795,13 +4474,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i38;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i38 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i38 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i38: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i38: v_i38,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3878,13 +4575,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i39;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i39 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i39 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i39: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i39: v_i39,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -3961,13 +4676,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i40;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i40 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i40 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i40: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i40: v_i40,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4044,13 +4777,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i41;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i41 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i41 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i41: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i41: v_i41,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4127,13 +4878,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i42;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i42 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i42 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i42: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i42: v_i42,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4210,13 +4979,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i43;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i43 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i43 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i43: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i43: v_i43,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4293,13 +5080,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i44;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i44 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i44 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i44: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i44: v_i44,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4376,13 +5181,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i45;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i45 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i45 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i45: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i45: v_i45,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4459,13 +5282,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i46;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i46 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i46 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i46: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i46: v_i46,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4542,13 +5383,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i47;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i47 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i47 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i47: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i47: v_i47,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4625,13 +5484,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i48;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i48 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i48 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i48: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i48: v_i48,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4708,13 +5585,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i49;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i49 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i49 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i49: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i49: v_i49,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -4791,13 +5686,31 @@ pub mod union_perf_u {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i50;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i50 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i50 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i50: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i50: v_i50,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
 
@@ -5322,10 +6235,23 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_container_opcode;
+            let v_protocol_version;
+            match reader.take_run(8) {
+                ::core::option::Option::Some(mut run) => {
+                    v_container_opcode = run.read()?;
+                    v_protocol_version = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_container_opcode = reader.read()?;
+                    v_protocol_version = reader.read()?;
+                }
+            }
+            let v_u = reader.read()?;
             ::core::result::Result::Ok(Self {
-                container_opcode: reader.read()?,
-                protocol_version: reader.read()?,
-                u: reader.read()?,
+                container_opcode: v_container_opcode,
+                protocol_version: v_protocol_version,
+                u: v_u,
             })
         }
     }
@@ -5434,13 +6360,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i1;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i1 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i1 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i1: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i1: v_i1,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -5555,13 +6499,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i2;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i2 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i2 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i2: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i2: v_i2,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -5676,13 +6638,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i3;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i3 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i3 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i3: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i3: v_i3,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -5797,13 +6777,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i4;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i4 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i4 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i4: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i4: v_i4,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -5918,13 +6916,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i5;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i5 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i5 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i5: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i5: v_i5,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6039,13 +7055,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i6;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i6 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i6 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i6: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i6: v_i6,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6160,13 +7194,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i7;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i7 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i7 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i7: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i7: v_i7,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6281,13 +7333,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i8;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i8 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i8 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i8: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i8: v_i8,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6402,13 +7472,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i9;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i9 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i9 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i9: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i9: v_i9,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6523,13 +7611,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i10;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i10 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i10 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i10: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i10: v_i10,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6644,13 +7750,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i11;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i11 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i11 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i11: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i11: v_i11,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6765,13 +7889,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i12;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i12 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i12 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i12: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i12: v_i12,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -6886,13 +8028,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i13;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i13 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i13 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i13: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i13: v_i13,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7007,13 +8167,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i14;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i14 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i14 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i14: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i14: v_i14,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7128,13 +8306,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i15;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i15 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i15 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i15: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i15: v_i15,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7249,13 +8445,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i16;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i16 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i16 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i16: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i16: v_i16,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7370,13 +8584,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i17;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i17 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i17 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i17: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i17: v_i17,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7491,13 +8723,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i18;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i18 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i18 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i18: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i18: v_i18,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7612,13 +8862,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i19;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i19 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i19 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i19: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i19: v_i19,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7733,13 +9001,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i20;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i20 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i20 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i20: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i20: v_i20,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7854,13 +9140,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i21;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i21 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i21 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i21: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i21: v_i21,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -7975,13 +9279,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i22;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i22 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i22 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i22: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i22: v_i22,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8096,13 +9418,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i23;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i23 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i23 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i23: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i23: v_i23,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8217,13 +9557,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i24;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i24 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i24 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i24: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i24: v_i24,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8338,13 +9696,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i25;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i25 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i25 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i25: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i25: v_i25,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8459,13 +9835,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i26;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i26 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i26 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i26: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i26: v_i26,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8580,13 +9974,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i27;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i27 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i27 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i27: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i27: v_i27,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8701,13 +10113,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i28;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i28 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i28 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i28: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i28: v_i28,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8822,13 +10252,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i29;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i29 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i29 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i29: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i29: v_i29,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -8943,13 +10391,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i30;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i30 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i30 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i30: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i30: v_i30,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9064,13 +10530,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i31;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i31 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i31 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i31: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i31: v_i31,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9185,13 +10669,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i32;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i32 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i32 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i32: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i32: v_i32,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9306,13 +10808,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i33;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i33 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i33 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i33: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i33: v_i33,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9427,13 +10947,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i34;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i34 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i34 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i34: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i34: v_i34,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9548,13 +11086,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i35;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i35 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i35 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i35: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i35: v_i35,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9669,13 +11225,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i36;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i36 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i36 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i36: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i36: v_i36,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9790,13 +11364,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i37;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i37 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i37 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i37: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i37: v_i37,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -9911,13 +11503,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i38;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i38 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i38 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i38: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i38: v_i38,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10032,13 +11642,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i39;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i39 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i39 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i39: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i39: v_i39,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10153,13 +11781,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i40;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i40 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i40 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i40: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i40: v_i40,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10274,13 +11920,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i41;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i41 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i41 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i41: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i41: v_i41,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10395,13 +12059,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i42;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i42 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i42 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i42: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i42: v_i42,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10516,13 +12198,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i43;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i43 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i43 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i43: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i43: v_i43,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10637,13 +12337,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i44;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i44 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i44 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i44: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i44: v_i44,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10758,13 +12476,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i45;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i45 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i45 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i45: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i45: v_i45,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -10879,13 +12615,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i46;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i46 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i46 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i46: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i46: v_i46,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -11000,13 +12754,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i47;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i47 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i47 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i47: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i47: v_i47,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -11121,13 +12893,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i48;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i48 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i48 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i48: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i48: v_i48,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -11242,13 +13032,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i49;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i49 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i49 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i49: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i49: v_i49,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }
@@ -11363,13 +13171,31 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_core::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+                let v_i50;
+                let v_u;
+                let v_f;
+                match reader.take_run(20) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_i50 = run.read()?;
+                        v_u = run.read()?;
+                        v_f = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_i50 = reader.read()?;
+                        v_u = reader.read()?;
+                        v_f = reader.read()?;
+                    }
+                }
+                let v_s = reader.read()?;
+                let v_g = reader.read()?;
+                let v_b = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    i50: reader.read()?,
-                    u: reader.read()?,
-                    f: reader.read()?,
-                    s: reader.read()?,
-                    g: reader.read()?,
-                    b: reader.read()?,
+                    i50: v_i50,
+                    u: v_u,
+                    f: v_f,
+                    s: v_s,
+                    g: v_g,
+                    b: v_b,
                 })
             }
         }

@@ -35,10 +35,23 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfB<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_protocol_version;
+        let v_incoming_opcode;
+        match reader.take_run(8) {
+            ::core::option::Option::Some(mut run) => {
+                v_protocol_version = run.read()?;
+                v_incoming_opcode = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_protocol_version = reader.read()?;
+                v_incoming_opcode = reader.read()?;
+            }
+        }
+        let v_encoded_data = reader.read()?;
         ::core::result::Result::Ok(Self {
-            protocol_version: reader.read()?,
-            incoming_opcode: reader.read()?,
-            encoded_data: reader.read()?,
+            protocol_version: v_protocol_version,
+            incoming_opcode: v_incoming_opcode,
+            encoded_data: v_encoded_data,
         })
     }
 
@@ -105,13 +118,31 @@ impl<'a> ::bebop_core::Decode<'a> for B1<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i1;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i1 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i1 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i1: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i1: v_i1,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -185,13 +216,31 @@ impl<'a> ::bebop_core::Decode<'a> for B2<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i2;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i2 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i2 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i2: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i2: v_i2,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -265,13 +314,31 @@ impl<'a> ::bebop_core::Decode<'a> for B3<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i3;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i3 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i3 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i3: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i3: v_i3,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -345,13 +412,31 @@ impl<'a> ::bebop_core::Decode<'a> for B4<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i4;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i4 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i4 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i4: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i4: v_i4,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -425,13 +510,31 @@ impl<'a> ::bebop_core::Decode<'a> for B5<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i5;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i5 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i5 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i5: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i5: v_i5,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -505,13 +608,31 @@ impl<'a> ::bebop_core::Decode<'a> for B6<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i6;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i6 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i6 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i6: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i6: v_i6,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -585,13 +706,31 @@ impl<'a> ::bebop_core::Decode<'a> for B7<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i7;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i7 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i7 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i7: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i7: v_i7,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -665,13 +804,31 @@ impl<'a> ::bebop_core::Decode<'a> for B8<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i8;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i8 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i8 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i8: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i8: v_i8,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -745,13 +902,31 @@ impl<'a> ::bebop_core::Decode<'a> for B9<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i9;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i9 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i9 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i9: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i9: v_i9,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -825,13 +1000,31 @@ impl<'a> ::bebop_core::Decode<'a> for B10<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i10;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i10 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i10 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i10: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i10: v_i10,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -905,13 +1098,31 @@ impl<'a> ::bebop_core::Decode<'a> for B11<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i11;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i11 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i11 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i11: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i11: v_i11,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -985,13 +1196,31 @@ impl<'a> ::bebop_core::Decode<'a> for B12<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i12;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i12 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i12 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i12: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i12: v_i12,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1065,13 +1294,31 @@ impl<'a> ::bebop_core::Decode<'a> for B13<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i13;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i13 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i13 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i13: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i13: v_i13,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1145,13 +1392,31 @@ impl<'a> ::bebop_core::Decode<'a> for B14<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i14;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i14 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i14 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i14: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i14: v_i14,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1225,13 +1490,31 @@ impl<'a> ::bebop_core::Decode<'a> for B15<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i15;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i15 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i15 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i15: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i15: v_i15,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1305,13 +1588,31 @@ impl<'a> ::bebop_core::Decode<'a> for B16<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i16;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i16 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i16 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i16: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i16: v_i16,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1385,13 +1686,31 @@ impl<'a> ::bebop_core::Decode<'a> for B17<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i17;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i17 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i17 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i17: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i17: v_i17,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1465,13 +1784,31 @@ impl<'a> ::bebop_core::Decode<'a> for B18<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i18;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i18 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i18 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i18: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i18: v_i18,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1545,13 +1882,31 @@ impl<'a> ::bebop_core::Decode<'a> for B19<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i19;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i19 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i19 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i19: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i19: v_i19,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1625,13 +1980,31 @@ impl<'a> ::bebop_core::Decode<'a> for B20<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i20;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i20 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i20 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i20: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i20: v_i20,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1705,13 +2078,31 @@ impl<'a> ::bebop_core::Decode<'a> for B21<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i21;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i21 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i21 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i21: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i21: v_i21,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1785,13 +2176,31 @@ impl<'a> ::bebop_core::Decode<'a> for B22<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i22;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i22 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i22 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i22: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i22: v_i22,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1865,13 +2274,31 @@ impl<'a> ::bebop_core::Decode<'a> for B23<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i23;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i23 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i23 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i23: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i23: v_i23,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -1945,13 +2372,31 @@ impl<'a> ::bebop_core::Decode<'a> for B24<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i24;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i24 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i24 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i24: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i24: v_i24,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2025,13 +2470,31 @@ impl<'a> ::bebop_core::Decode<'a> for B25<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i25;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i25 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i25 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i25: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i25: v_i25,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2105,13 +2568,31 @@ impl<'a> ::bebop_core::Decode<'a> for B26<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i26;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i26 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i26 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i26: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i26: v_i26,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2185,13 +2666,31 @@ impl<'a> ::bebop_core::Decode<'a> for B27<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i27;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i27 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i27 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i27: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i27: v_i27,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2265,13 +2764,31 @@ impl<'a> ::bebop_core::Decode<'a> for B28<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i28;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i28 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i28 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i28: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i28: v_i28,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2345,13 +2862,31 @@ impl<'a> ::bebop_core::Decode<'a> for B29<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i29;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i29 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i29 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i29: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i29: v_i29,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2425,13 +2960,31 @@ impl<'a> ::bebop_core::Decode<'a> for B30<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i30;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i30 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i30 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i30: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i30: v_i30,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2505,13 +3058,31 @@ impl<'a> ::bebop_core::Decode<'a> for B31<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i31;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i31 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i31 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i31: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i31: v_i31,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2585,13 +3156,31 @@ impl<'a> ::bebop_core::Decode<'a> for B32<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i32;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i32 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i32 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i32: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i32: v_i32,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2665,13 +3254,31 @@ impl<'a> ::bebop_core::Decode<'a> for B33<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i33;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i33 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i33 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i33: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i33: v_i33,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2745,13 +3352,31 @@ impl<'a> ::bebop_core::Decode<'a> for B34<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i34;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i34 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i34 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i34: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i34: v_i34,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2825,13 +3450,31 @@ impl<'a> ::bebop_core::Decode<'a> for B35<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i35;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i35 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i35 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i35: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i35: v_i35,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2905,13 +3548,31 @@ impl<'a> ::bebop_core::Decode<'a> for B36<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i36;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i36 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i36 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i36: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i36: v_i36,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -2985,13 +3646,31 @@ impl<'a> ::bebop_core::Decode<'a> for B37<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i37;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i37 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i37 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i37: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i37: v_i37,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3065,13 +3744,31 @@ impl<'a> ::bebop_core::Decode<'a> for B38<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i38;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i38 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i38 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i38: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i38: v_i38,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3145,13 +3842,31 @@ impl<'a> ::bebop_core::Decode<'a> for B39<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i39;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i39 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i39 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i39: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i39: v_i39,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3225,13 +3940,31 @@ impl<'a> ::bebop_core::Decode<'a> for B40<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i40;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i40 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i40 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i40: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i40: v_i40,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3305,13 +4038,31 @@ impl<'a> ::bebop_core::Decode<'a> for B41<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i41;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i41 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i41 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i41: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i41: v_i41,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3385,13 +4136,31 @@ impl<'a> ::bebop_core::Decode<'a> for B42<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i42;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i42 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i42 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i42: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i42: v_i42,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3465,13 +4234,31 @@ impl<'a> ::bebop_core::Decode<'a> for B43<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i43;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i43 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i43 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i43: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i43: v_i43,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3545,13 +4332,31 @@ impl<'a> ::bebop_core::Decode<'a> for B44<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i44;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i44 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i44 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i44: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i44: v_i44,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3625,13 +4430,31 @@ impl<'a> ::bebop_core::Decode<'a> for B45<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i45;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i45 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i45 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i45: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i45: v_i45,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3705,13 +4528,31 @@ impl<'a> ::bebop_core::Decode<'a> for B46<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i46;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i46 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i46 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i46: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i46: v_i46,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3785,13 +4626,31 @@ impl<'a> ::bebop_core::Decode<'a> for B47<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i47;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i47 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i47 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i47: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i47: v_i47,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3865,13 +4724,31 @@ impl<'a> ::bebop_core::Decode<'a> for B48<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i48;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i48 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i48 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i48: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i48: v_i48,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -3945,13 +4822,31 @@ impl<'a> ::bebop_core::Decode<'a> for B49<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i49;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i49 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i49 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i49: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i49: v_i49,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -4025,13 +4920,31 @@ impl<'a> ::bebop_core::Decode<'a> for B50<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_i50;
+        let v_u;
+        let v_f;
+        match reader.take_run(20) {
+            ::core::option::Option::Some(mut run) => {
+                v_i50 = run.read()?;
+                v_u = run.read()?;
+                v_f = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_i50 = reader.read()?;
+                v_u = reader.read()?;
+                v_f = reader.read()?;
+            }
+        }
+        let v_s = reader.read()?;
+        let v_g = reader.read()?;
+        let v_b = reader.read()?;
         ::core::result::Result::Ok(Self {
-            i50: reader.read()?,
-            u: reader.read()?,
-            f: reader.read()?,
-            s: reader.read()?,
-            g: reader.read()?,
-            b: reader.read()?,
+            i50: v_i50,
+            u: v_u,
+            f: v_f,
+            s: v_s,
+            g: v_g,
+            b: v_b,
         })
     }
 
@@ -4107,10 +5020,23 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_protocol_version;
+            let v_incoming_opcode;
+            match reader.take_run(8) {
+                ::core::option::Option::Some(mut run) => {
+                    v_protocol_version = run.read()?;
+                    v_incoming_opcode = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_protocol_version = reader.read()?;
+                    v_incoming_opcode = reader.read()?;
+                }
+            }
+            let v_encoded_data = reader.read()?;
             ::core::result::Result::Ok(Self {
-                protocol_version: reader.read()?,
-                incoming_opcode: reader.read()?,
-                encoded_data: reader.read()?,
+                protocol_version: v_protocol_version,
+                incoming_opcode: v_incoming_opcode,
+                encoded_data: v_encoded_data,
             })
         }
     }
@@ -4216,13 +5142,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i1;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i1 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i1 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i1: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i1: v_i1,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -4337,13 +5281,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i2;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i2 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i2 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i2: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i2: v_i2,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -4458,13 +5420,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i3;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i3 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i3 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i3: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i3: v_i3,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -4579,13 +5559,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i4;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i4 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i4 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i4: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i4: v_i4,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -4700,13 +5698,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i5;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i5 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i5 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i5: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i5: v_i5,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -4821,13 +5837,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i6;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i6 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i6 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i6: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i6: v_i6,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -4942,13 +5976,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i7;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i7 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i7 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i7: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i7: v_i7,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5063,13 +6115,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i8;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i8 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i8 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i8: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i8: v_i8,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5184,13 +6254,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i9;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i9 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i9 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i9: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i9: v_i9,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5305,13 +6393,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i10;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i10 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i10 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i10: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i10: v_i10,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5426,13 +6532,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i11;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i11 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i11 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i11: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i11: v_i11,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5547,13 +6671,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i12;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i12 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i12 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i12: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i12: v_i12,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5668,13 +6810,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i13;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i13 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i13 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i13: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i13: v_i13,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5789,13 +6949,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i14;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i14 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i14 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i14: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i14: v_i14,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -5910,13 +7088,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i15;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i15 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i15 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i15: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i15: v_i15,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6031,13 +7227,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i16;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i16 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i16 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i16: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i16: v_i16,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6152,13 +7366,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i17;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i17 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i17 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i17: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i17: v_i17,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6273,13 +7505,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i18;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i18 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i18 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i18: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i18: v_i18,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6394,13 +7644,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i19;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i19 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i19 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i19: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i19: v_i19,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6515,13 +7783,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i20;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i20 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i20 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i20: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i20: v_i20,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6636,13 +7922,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i21;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i21 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i21 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i21: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i21: v_i21,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6757,13 +8061,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i22;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i22 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i22 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i22: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i22: v_i22,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6878,13 +8200,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i23;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i23 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i23 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i23: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i23: v_i23,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -6999,13 +8339,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i24;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i24 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i24 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i24: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i24: v_i24,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7120,13 +8478,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i25;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i25 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i25 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i25: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i25: v_i25,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7241,13 +8617,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i26;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i26 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i26 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i26: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i26: v_i26,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7362,13 +8756,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i27;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i27 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i27 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i27: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i27: v_i27,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7483,13 +8895,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i28;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i28 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i28 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i28: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i28: v_i28,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7604,13 +9034,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i29;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i29 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i29 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i29: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i29: v_i29,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7725,13 +9173,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i30;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i30 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i30 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i30: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i30: v_i30,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7846,13 +9312,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i31;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i31 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i31 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i31: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i31: v_i31,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -7967,13 +9451,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i32;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i32 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i32 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i32: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i32: v_i32,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8088,13 +9590,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i33;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i33 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i33 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i33: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i33: v_i33,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8209,13 +9729,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i34;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i34 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i34 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i34: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i34: v_i34,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8330,13 +9868,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i35;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i35 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i35 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i35: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i35: v_i35,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8451,13 +10007,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i36;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i36 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i36 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i36: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i36: v_i36,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8572,13 +10146,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i37;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i37 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i37 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i37: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i37: v_i37,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8693,13 +10285,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i38;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i38 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i38 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i38: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i38: v_i38,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8814,13 +10424,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i39;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i39 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i39 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i39: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i39: v_i39,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -8935,13 +10563,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i40;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i40 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i40 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i40: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i40: v_i40,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9056,13 +10702,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i41;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i41 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i41 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i41: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i41: v_i41,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9177,13 +10841,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i42;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i42 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i42 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i42: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i42: v_i42,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9298,13 +10980,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i43;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i43 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i43 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i43: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i43: v_i43,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9419,13 +11119,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i44;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i44 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i44 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i44: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i44: v_i44,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9540,13 +11258,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i45;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i45 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i45 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i45: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i45: v_i45,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9661,13 +11397,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i46;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i46 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i46 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i46: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i46: v_i46,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9782,13 +11536,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i47;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i47 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i47 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i47: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i47: v_i47,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -9903,13 +11675,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i48;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i48 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i48 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i48: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i48: v_i48,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -10024,13 +11814,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i49;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i49 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i49 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i49: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i49: v_i49,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }
@@ -10145,13 +11953,31 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_i50;
+            let v_u;
+            let v_f;
+            match reader.take_run(20) {
+                ::core::option::Option::Some(mut run) => {
+                    v_i50 = run.read()?;
+                    v_u = run.read()?;
+                    v_f = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_i50 = reader.read()?;
+                    v_u = reader.read()?;
+                    v_f = reader.read()?;
+                }
+            }
+            let v_s = reader.read()?;
+            let v_g = reader.read()?;
+            let v_b = reader.read()?;
             ::core::result::Result::Ok(Self {
-                i50: reader.read()?,
-                u: reader.read()?,
-                f: reader.read()?,
-                s: reader.read()?,
-                g: reader.read()?,
-                b: reader.read()?,
+                i50: v_i50,
+                u: v_u,
+                f: v_f,
+                s: v_s,
+                g: v_g,
+                b: v_b,
             })
         }
     }

@@ -651,10 +651,23 @@ impl<'a> ::bebop_core::Decode<'a> for UnionPerfC<'a> {
     fn decode(
         reader: &mut ::bebop_core::Reader<'a>,
     ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+        let v_container_opcode;
+        let v_protocol_version;
+        match reader.take_run(8) {
+            ::core::option::Option::Some(mut run) => {
+                v_container_opcode = run.read()?;
+                v_protocol_version = run.read()?;
+            }
+            ::core::option::Option::None => {
+                v_container_opcode = reader.read()?;
+                v_protocol_version = reader.read()?;
+            }
+        }
+        let v_v = reader.read()?;
         ::core::result::Result::Ok(Self {
-            container_opcode: reader.read()?,
-            protocol_version: reader.read()?,
-            v: reader.read()?,
+            container_opcode: v_container_opcode,
+            protocol_version: v_protocol_version,
+            v: v_v,
         })
     }
 
@@ -9072,10 +9085,23 @@ pub mod owned {
         fn decode(
             reader: &mut ::bebop_core::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_core::Error> {
+            let v_container_opcode;
+            let v_protocol_version;
+            match reader.take_run(8) {
+                ::core::option::Option::Some(mut run) => {
+                    v_container_opcode = run.read()?;
+                    v_protocol_version = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_container_opcode = reader.read()?;
+                    v_protocol_version = reader.read()?;
+                }
+            }
+            let v_v = reader.read()?;
             ::core::result::Result::Ok(Self {
-                container_opcode: reader.read()?,
-                protocol_version: reader.read()?,
-                v: reader.read()?,
+                container_opcode: v_container_opcode,
+                protocol_version: v_protocol_version,
+                v: v_v,
             })
         }
     }

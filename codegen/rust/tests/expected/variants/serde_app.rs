@@ -944,23 +944,49 @@ pub mod app {
         fn decode(
             reader: &mut ::bebop_runtime::Reader<'a>,
         ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
+            let v_id = reader.read()?;
+            let v_at = reader.read()?;
+            let v_took = reader.read()?;
+            let v_name = reader.read()?;
+            let v_tags = reader.read()?;
+            let v_scores = reader.read()?;
+            let v_by_id = reader.read()?;
+            let v_perms = reader.read()?;
+            let v_level = reader.read()?;
+            let v_point = reader.read()?;
+            let v_grid = reader.read()?;
+            let v_blob = reader.read()?;
+            let v_big;
+            let v_neg;
+            match reader.take_run(24) {
+                ::core::option::Option::Some(mut run) => {
+                    v_big = run.read()?;
+                    v_neg = run.read()?;
+                }
+                ::core::option::Option::None => {
+                    v_big = reader.read()?;
+                    v_neg = reader.read()?;
+                }
+            }
+            let v_stamp = reader.read()?;
+            let v_label = reader.read()?;
             ::core::result::Result::Ok(Self {
-                id: reader.read()?,
-                at: reader.read()?,
-                took: reader.read()?,
-                name: reader.read()?,
-                tags: reader.read()?,
-                scores: reader.read()?,
-                by_id: reader.read()?,
-                perms: reader.read()?,
-                level: reader.read()?,
-                point: reader.read()?,
-                grid: reader.read()?,
-                blob: reader.read()?,
-                big: reader.read()?,
-                neg: reader.read()?,
-                stamp: reader.read()?,
-                label: reader.read()?,
+                id: v_id,
+                at: v_at,
+                took: v_took,
+                name: v_name,
+                tags: v_tags,
+                scores: v_scores,
+                by_id: v_by_id,
+                perms: v_perms,
+                level: v_level,
+                point: v_point,
+                grid: v_grid,
+                blob: v_blob,
+                big: v_big,
+                neg: v_neg,
+                stamp: v_stamp,
+                label: v_label,
             })
         }
 
@@ -1896,23 +1922,49 @@ pub mod owned {
             fn decode(
                 reader: &mut ::bebop_runtime::Reader<'a>,
             ) -> ::core::result::Result<Self, ::bebop_runtime::Error> {
+                let v_id = reader.read()?;
+                let v_at = reader.read()?;
+                let v_took = reader.read()?;
+                let v_name = reader.read()?;
+                let v_tags = reader.read()?;
+                let v_scores = reader.read()?;
+                let v_by_id = reader.read()?;
+                let v_perms = reader.read()?;
+                let v_level = reader.read()?;
+                let v_point = reader.read()?;
+                let v_grid = reader.read()?;
+                let v_blob = reader.read()?;
+                let v_big;
+                let v_neg;
+                match reader.take_run(24) {
+                    ::core::option::Option::Some(mut run) => {
+                        v_big = run.read()?;
+                        v_neg = run.read()?;
+                    }
+                    ::core::option::Option::None => {
+                        v_big = reader.read()?;
+                        v_neg = reader.read()?;
+                    }
+                }
+                let v_stamp = reader.read()?;
+                let v_label = reader.read()?;
                 ::core::result::Result::Ok(Self {
-                    id: reader.read()?,
-                    at: reader.read()?,
-                    took: reader.read()?,
-                    name: reader.read()?,
-                    tags: reader.read()?,
-                    scores: reader.read()?,
-                    by_id: reader.read()?,
-                    perms: reader.read()?,
-                    level: reader.read()?,
-                    point: reader.read()?,
-                    grid: reader.read()?,
-                    blob: reader.read()?,
-                    big: reader.read()?,
-                    neg: reader.read()?,
-                    stamp: reader.read()?,
-                    label: reader.read()?,
+                    id: v_id,
+                    at: v_at,
+                    took: v_took,
+                    name: v_name,
+                    tags: v_tags,
+                    scores: v_scores,
+                    by_id: v_by_id,
+                    perms: v_perms,
+                    level: v_level,
+                    point: v_point,
+                    grid: v_grid,
+                    blob: v_blob,
+                    big: v_big,
+                    neg: v_neg,
+                    stamp: v_stamp,
+                    label: v_label,
                 })
             }
         }
