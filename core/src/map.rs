@@ -162,21 +162,9 @@ impl<K, V> WireSize for Map<'_, K, V> {
 impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
     #[inline]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
-        let entry_min = K::MIN_SIZE + V::MIN_SIZE;
-        let len = reader.read_length(entry_min)?;
-        if entry_min == 0 {
-            reader.charge_empty(len)?;
-        }
+        let len = read_count::<K, V>(reader)?;
         let start = reader.remaining_bytes();
-        if reader.is_validated() {
-            // A view re-reading its own bytes: hop over the entries.
-            for _ in 0..len {
-                K::skip(reader)?;
-                V::skip(reader)?;
-            }
-        } else {
-            check_entries::<K, V>(reader, len)?;
-        }
+        read_entries::<K, V>(reader, len)?;
         let used = start.len() - reader.remaining();
         Ok(Map {
             repr: Repr::Wire {
@@ -193,20 +181,38 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
     #[cfg_attr(target_pointer_width = "64", inline(always))]
     #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn check(reader: &mut Reader<'a>) -> Result<(), Error> {
-        let entry_min = K::MIN_SIZE + V::MIN_SIZE;
-        let len = reader.read_length(entry_min)?;
-        if entry_min == 0 {
-            reader.charge_empty(len)?;
+        let len = read_count::<K, V>(reader)?;
+        read_entries::<K, V>(reader, len)
+    }
+}
+
+/// Reads a map's entry count, checks that the input can hold that many entries and charges
+/// zero-sized ones to the budget.
+#[inline(always)]
+fn read_count<'a, K: Decode<'a>, V: Decode<'a>>(reader: &mut Reader<'a>) -> Result<usize, Error> {
+    let entry_min = K::MIN_SIZE + V::MIN_SIZE;
+    let len = reader.read_length(entry_min)?;
+    if entry_min == 0 {
+        reader.charge_empty(len)?;
+    }
+    Ok(len)
+}
+
+/// Moves past `len` entries: a view re-reading its own bytes hops over them, anything else
+/// checks them.
+#[inline(always)]
+fn read_entries<'a, K: Decode<'a>, V: Decode<'a>>(
+    reader: &mut Reader<'a>,
+    len: usize,
+) -> Result<(), Error> {
+    if reader.is_validated() {
+        for _ in 0..len {
+            K::skip(reader)?;
+            V::skip(reader)?;
         }
-        if reader.is_validated() {
-            for _ in 0..len {
-                K::skip(reader)?;
-                V::skip(reader)?;
-            }
-            Ok(())
-        } else {
-            check_entries::<K, V>(reader, len)
-        }
+        Ok(())
+    } else {
+        check_entries::<K, V>(reader, len)
     }
 }
 
