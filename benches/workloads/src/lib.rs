@@ -34,6 +34,7 @@ pub mod compare;
 pub mod data;
 pub mod instructions;
 pub mod model;
+pub mod one_pass;
 pub mod paired;
 pub mod plot;
 pub mod report;

@@ -1,0 +1,204 @@
+//! The one-pass readers (`bebop_workloads::one_pass`) against the generated views: the same
+//! checksum as a view's walk on every tree, JSON and document workload, and on hostile input
+//! the same verdict and the same error as `from_bytes`.
+
+use bebop_runtime::{Decode, EncodeExt, Error, Limits};
+use bebop_workloads::bop;
+use bebop_workloads::data::Dataset;
+use bebop_workloads::one_pass;
+use bebop_workloads::shape::Shape;
+use bebop_workloads::walk::checksum;
+use proptest::prelude::*;
+
+/// The Bebop bytes of a workload's value.
+fn bytes_of<S: Shape>(value: &S) -> Vec<u8> {
+    value
+        .to_owned_bebop()
+        .encode_to_vec()
+        .expect("workload encodes")
+}
+
+/// What the view says of `bytes`: its walk's checksum, or the error of `from_bytes`.
+type ByView = fn(&[u8]) -> Result<u64, Error>;
+
+fn tree_view(bytes: &[u8]) -> Result<u64, Error> {
+    bop::TreeNode::from_bytes(bytes).map(|v| checksum(&v))
+}
+fn json_view(bytes: &[u8]) -> Result<u64, Error> {
+    bop::JsonValue::from_bytes(bytes).map(|v| checksum(&v))
+}
+fn document_view(bytes: &[u8]) -> Result<u64, Error> {
+    bop::Document::from_bytes(bytes).map(|v| checksum(&v))
+}
+
+/// Whether `bytes` is what its own owned decode encodes back to: fields in tag order, no
+/// duplicates, nothing unknown. Only on such input must the checksums agree.
+fn canonical<O: for<'a> Decode<'a> + bebop_runtime::Encode>(bytes: &[u8]) -> bool {
+    O::from_bytes(bytes)
+        .ok()
+        .and_then(|o| o.encode_to_vec().ok())
+        .is_some_and(|again| again == bytes)
+}
+
+/// Compares the one-pass reader `read` with the view (`view`, owned type `O`) on `bytes`.
+fn agree<O>(bytes: &[u8], read: ByView, view: ByView) -> Result<(), String>
+where
+    O: for<'a> Decode<'a> + bebop_runtime::Encode,
+{
+    match (read(bytes), view(bytes)) {
+        (Ok(a), Ok(b)) if a != b && canonical::<O>(bytes) => {
+            Err(format!("checksums differ on canonical input {bytes:02x?}"))
+        }
+        (Ok(_), Ok(_)) => Ok(()),
+        (a, b) if a.as_ref().err() == b.as_ref().err() => Ok(()),
+        (a, b) => Err(format!(
+            "one pass {a:?}, view {b:?} on {} bytes {bytes:02x?}",
+            bytes.len()
+        )),
+    }
+}
+
+fn agree_tree(bytes: &[u8]) -> Result<(), String> {
+    agree::<bop::owned::TreeNode>(bytes, one_pass::tree, tree_view)
+}
+fn agree_json(bytes: &[u8]) -> Result<(), String> {
+    agree::<bop::owned::JsonValue>(bytes, one_pass::json, json_view)
+}
+fn agree_document(bytes: &[u8]) -> Result<(), String> {
+    agree::<bop::owned::Document>(bytes, one_pass::document, document_view)
+}
+
+#[test]
+fn checksums_are_the_walks_on_every_workload() {
+    let data = Dataset::build();
+    for (name, tree) in [("TreeWide", &data.tree_wide), ("TreeDeep", &data.tree_deep)] {
+        let bytes = bytes_of(tree);
+        let view = bop::TreeNode::from_bytes(&bytes).expect("decodes");
+        assert_eq!(one_pass::tree(&bytes), Ok(checksum(&view)), "{name}");
+    }
+    for (name, json) in [
+        ("JsonSmall", &data.json_small),
+        ("JsonLarge", &data.json_large),
+    ] {
+        let bytes = bytes_of(json);
+        let view = bop::JsonValue::from_bytes(&bytes).expect("decodes");
+        assert_eq!(one_pass::json(&bytes), Ok(checksum(&view)), "{name}");
+    }
+    for (name, doc) in [
+        ("DocumentSmall", &data.document_small),
+        ("DocumentLarge", &data.document_large),
+    ] {
+        let bytes = bytes_of(doc);
+        let view = bop::Document::from_bytes(&bytes).expect("decodes");
+        assert_eq!(one_pass::document(&bytes), Ok(checksum(&view)), "{name}");
+    }
+}
+
+/// Every prefix of `bytes`, and `bytes` with each byte replaced by a few others.
+fn corruptions(bytes: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let prefixes = (0..bytes.len()).map(|n| bytes[..n].to_vec());
+    let replaced = (0..bytes.len()).flat_map(move |i| {
+        [
+            0x00,
+            0x01,
+            0x7f,
+            0x80,
+            0xff,
+            bytes[i] ^ 0x80,
+            bytes[i].wrapping_add(1),
+        ]
+        .into_iter()
+        .map(move |b| {
+            let mut v = bytes.to_vec();
+            v[i] = b;
+            v
+        })
+    });
+    prefixes.chain(replaced)
+}
+
+#[test]
+fn every_prefix_and_corrupted_byte_gets_the_views_verdict() {
+    let data = Dataset::build();
+    let mut failures = Vec::new();
+    let mut check = |r: Result<(), String>| {
+        if let Err(e) = r {
+            failures.push(e);
+        }
+    };
+    for b in corruptions(&bytes_of(&data.json_small)) {
+        check(agree_json(&b));
+    }
+    for b in corruptions(&bytes_of(&data.document_small)) {
+        check(agree_document(&b));
+    }
+    // The wide tree is 1,000 nodes; its first kilobyte holds every kind of field.
+    let tree = bytes_of(&data.tree_wide);
+    for b in corruptions(&tree).filter(|b| b.len() < 1024 || b.len() == tree.len()) {
+        check(agree_tree(&b));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements, the first: {}",
+        failures.len(),
+        failures[0]
+    );
+}
+
+/// A chain of `depth` nodes, each the only child of the one before.
+fn chain(depth: usize) -> Vec<u8> {
+    let mut node = bop::owned::TreeNode {
+        value: Some(0),
+        children: None,
+    };
+    for i in 1..depth {
+        node = bop::owned::TreeNode {
+            value: Some(i as i32),
+            children: Some(vec![node]),
+        };
+    }
+    node.encode_to_vec().expect("encodes")
+}
+
+#[test]
+fn nesting_past_the_limit_fails_where_the_view_fails() {
+    let max = Limits::DEFAULT.max_depth as usize;
+    for depth in [max - 1, max, max + 1, max + 10] {
+        let bytes = chain(depth);
+        agree_tree(&bytes).unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+    }
+    assert!(one_pass::tree(&chain(max + 10)).is_err());
+}
+
+/// JsonSmall's and DocumentSmall's bytes, built once.
+fn small_samples() -> &'static (Vec<u8>, Vec<u8>) {
+    static SAMPLES: std::sync::OnceLock<(Vec<u8>, Vec<u8>)> = std::sync::OnceLock::new();
+    SAMPLES.get_or_init(|| {
+        let data = Dataset::build();
+        (bytes_of(&data.json_small), bytes_of(&data.document_small))
+    })
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_get_the_views_verdict(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        agree_json(&bytes).map_err(TestCaseError::fail)?;
+        agree_tree(&bytes).map_err(TestCaseError::fail)?;
+        agree_document(&bytes).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn mutated_workloads_get_the_views_verdict(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+    ) {
+        let (mut json, mut doc) = small_samples().clone();
+        for (at, b) in &edits {
+            let i = at.index(json.len());
+            json[i] = *b;
+            let i = at.index(doc.len());
+            doc[i] = *b;
+        }
+        agree_json(&json).map_err(TestCaseError::fail)?;
+        agree_document(&doc).map_err(TestCaseError::fail)?;
+    }
+}
