@@ -80,6 +80,7 @@ fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let data = Dataset::build();
     let cases = [
+        case("TreeWide", &data.tree_wide, read_tree)?,
         case("TreeDeep", &data.tree_deep, read_tree)?,
         case("JsonLarge", &data.json_large, read_json)?,
         case("DocumentLarge", &data.document_large, read_document)?,

@@ -30,8 +30,11 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::Dataset;
+use crate::one_pass::{self, FORMAT as ONE_PASS};
 use crate::report::{fmt_ratio, thousands, utc_date};
 use crate::suite::{ASCII_WORKLOADS, Format, Op, WORKLOADS, is_chosen, with_case};
+use crate::text::TextMode;
 
 /// The formats counted: ours and the zero-copy peer the issue measures it against.
 pub const FORMATS: [Format; 2] = [Format::Bebop, Format::Rkyv];
@@ -128,6 +131,14 @@ impl Counts {
             .map(Count::per_op)
     }
 
+    /// The instructions per operation of reading a workload in one pass ([`ONE_PASS`]).
+    pub fn one_pass_per_op(&self, workload: &str) -> Option<f64> {
+        self.counts
+            .iter()
+            .find(|c| c.workload == workload && c.format == ONE_PASS)
+            .map(Count::per_op)
+    }
+
     /// The workloads counted, in order of first appearance.
     pub fn workloads(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
@@ -164,6 +175,9 @@ pub enum CaseRun {
 /// Runs the case `workload` · `format` · `op` ([`with_case`]) [`operations_for`] its wire
 /// size times, inside the timed closure that callgrind counts.
 pub fn run_case(workload: &str, format: &str, op: &str) -> Result<CaseRun, String> {
+    if format == ONE_PASS {
+        return run_one_pass(workload, op);
+    }
     let mut ran = CaseRun::Absent;
     with_case(workload, format, op, &mut |wire_bytes, run| {
         let n = operations_for(wire_bytes);
@@ -171,6 +185,27 @@ pub fn run_case(workload: &str, format: &str, op: &str) -> Result<CaseRun, Strin
         ran = CaseRun::Ran(n);
     })?;
     Ok(ran)
+}
+
+/// [`run_case`] for a one-pass reader ([`one_pass::FORMAT`]), whose one operation is
+/// `decode_walk`.
+fn run_one_pass(workload: &str, op: &str) -> Result<CaseRun, String> {
+    if op != Op::DecodeWalk.id() {
+        return Ok(CaseRun::Absent);
+    }
+    let cases = one_pass::cases(&Dataset::build(), &Dataset::build_with(TextMode::Ascii))?;
+    let Some(case) = cases.iter().find(|c| c.workload == workload) else {
+        return Ok(CaseRun::Absent);
+    };
+    let n = operations_for(case.bytes.len());
+    case.timed()(n);
+    Ok(CaseRun::Ran(n))
+}
+
+/// The workloads that have a one-pass reader ([`one_pass::cases`]), ASCII rows included.
+pub fn one_pass_workloads() -> Result<Vec<&'static str>, String> {
+    let cases = one_pass::cases(&Dataset::build(), &Dataset::build_with(TextMode::Ascii))?;
+    Ok(cases.iter().map(|c| c.workload).collect())
 }
 
 /// A row of ours whose count moved since the previous run.
@@ -211,7 +246,7 @@ pub fn changes(before: &Counts, now: &Counts) -> Vec<Change> {
         .collect();
     now.counts
         .iter()
-        .filter(|c| c.format == Format::Bebop.name())
+        .filter(|c| c.format == Format::Bebop.name() || c.format == ONE_PASS)
         .filter_map(|c| {
             let before = *earlier.get(&(c.workload.as_str(), c.format.as_str(), c.op.as_str()))?;
             let now = c.per_op();
@@ -282,6 +317,35 @@ pub fn markdown(now: &Counts, before: Option<&Counts>) -> String {
          workloads, in decode + walk on {} of {}, in encode on {} of {}.",
         fewer[0], both[0], fewer[1], both[1], fewer[2], both[2]
     );
+    let one_pass: Vec<(&str, f64)> = workloads
+        .iter()
+        .filter_map(|w| Some((*w, now.one_pass_per_op(w)?)))
+        .collect();
+    if !one_pass.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n## Reading in one pass\n\nTrees, JSON values and documents read in one pass \
+             with `Reader` (`src/one_pass.rs`, `{ONE_PASS}`), against the view's decode + walk \
+             and rkyv's; each `×r` is the rival's count over the one pass's (above 1, the one \
+             pass executes fewer).\n\n\
+             | workload | one pass | view decode + walk | | rkyv decode + walk | |\n\
+             |---|---:|---:|---:|---:|---:|"
+        );
+        for (w, ours) in one_pass {
+            let ratio = |rival: Option<f64>| rival.map_or(String::new(), |r| fmt_ratio(r / ours));
+            let view = now.per_op(w, Format::Bebop, Op::DecodeWalk);
+            let rkyv = now.per_op(w, Format::Rkyv, Op::DecodeWalk);
+            let _ = writeln!(
+                md,
+                "| {w} | {} | {} | {} | {} | {} |",
+                cell(Some(ours)),
+                cell(view),
+                ratio(view),
+                cell(rkyv),
+                ratio(rkyv)
+            );
+        }
+    }
     if let Some(before) = before {
         let moved = changes(before, now);
         let flagged = moved.iter().filter(|c| c.flagged()).count();

@@ -217,6 +217,58 @@ pub fn pairs_table(results: &Results) -> String {
     out
 }
 
+/// Trees, JSON values and documents read in one pass, against the view's decode + walk and
+/// rkyv's, in alternating pairs ([`crate::one_pass`]).
+pub fn one_pass_table(results: &Results) -> String {
+    let mut out = String::new();
+    let Some(first) = results.one_pass.first() else {
+        return out;
+    };
+    let ahead = results
+        .one_pass
+        .iter()
+        .filter(|r| r.rkyv.median >= 1.0)
+        .count();
+    let _ = writeln!(
+        out,
+        "A view decodes a message in an array again when a walk reaches it, so walking a tree \
+         or a JSON value reads every node about three times (docs/performance.md). Read in \
+         one pass with `Reader` (`src/one_pass.rs`: the same checks as the generated \
+         decoders, the same checksum as the walk, held to both by `tests/one_pass.rs`), \
+         every node is read once. Each ratio is the rival's time over the one pass's, the \
+         median of {} alternating pairs of batches of about 1 ms (above 1, the one pass is faster). The one \
+         pass is at least as fast as rkyv's decode + walk on {ahead} of {}.\n",
+        first.view.pairs,
+        results.one_pass.len()
+    );
+    let columns = [
+        "one pass, ns".to_owned(),
+        "view decode + walk, ns".to_owned(),
+        "view / one pass".to_owned(),
+        "rkyv decode + walk, ns".to_owned(),
+        "rkyv / one pass".to_owned(),
+        "middle half".to_owned(),
+    ];
+    header(&mut out, "workload", &columns);
+    for w in workloads(results) {
+        let Some(row) = results.one_pass.iter().find(|r| r.workload == w) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "| {w} | {} | {} | {} | {} | {} | {:.2}-{:.2} |",
+            fmt_ns(row.rkyv.ours_ns),
+            fmt_ns(row.view.peer_ns),
+            fmt_ratio(row.view.median),
+            fmt_ns(row.rkyv.peer_ns),
+            fmt_ratio(row.rkyv.median),
+            row.rkyv.p25,
+            row.rkyv.p75
+        );
+    }
+    out
+}
+
 fn sizes_table(results: &Results, pick: fn(&crate::runner::SizeRow) -> usize) -> String {
     let mut out = String::new();
     let formats: Vec<Format> = Format::ALL
@@ -498,6 +550,10 @@ pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
     if !results.pairs.is_empty() {
         let _ = writeln!(out, "\n### Against rkyv, measured in pairs\n");
         out.push_str(&pairs_table(results));
+    }
+    if !results.one_pass.is_empty() {
+        let _ = writeln!(out, "\n### Reading in one pass\n");
+        out.push_str(&one_pass_table(results));
     }
     if let Some(c) = comparison {
         let _ = writeln!(out, "\n## Against the previous run\n");

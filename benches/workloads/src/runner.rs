@@ -1,5 +1,6 @@
 //! Runs the whole suite and collects [`Results`]: every workload × format × operation, the
-//! wire sizes, the O(1) and bandwidth sections.
+//! wire sizes, the O(1) and bandwidth sections, and the one-pass readers against the view and
+//! rkyv.
 
 use std::time::{Duration, Instant};
 
@@ -7,12 +8,13 @@ use bumpalo::Bump;
 use serde::Serialize;
 
 use crate::data::Dataset;
+use crate::one_pass;
 use crate::paired::{PairConfig, PairSamples, PairTiming, PairedRow, measure_pair};
 use crate::scaling::{self, BandwidthRow, ScalingRow};
 use crate::shape::Shape;
 use crate::suite::{
     CaseSink, Format, Op, Prepared, WorkloadInfo, WorkloadVisitor, for_each_ascii_workload,
-    for_each_workload,
+    for_each_workload, is_chosen, with_case,
 };
 use crate::text::TextMode;
 use crate::timing::{Timing, TimingConfig, measure, smoke};
@@ -80,6 +82,70 @@ pub struct Results {
     pub bandwidth: Vec<BandwidthRow>,
     /// Decode + walk against rkyv, measured in alternating pairs.
     pub pairs: Vec<PairedRow>,
+    /// Trees, JSON values and documents read in one pass, against the view's decode + walk
+    /// and rkyv's, in alternating pairs.
+    pub one_pass: Vec<OnePassRow>,
+}
+
+/// One workload read in one pass ([`crate::one_pass`]), in pairs against two rivals. Ratios
+/// are the rival's time over the one pass's: above 1, the one pass is faster.
+#[derive(Clone, Debug, Serialize)]
+pub struct OnePassRow {
+    /// Workload name.
+    pub workload: &'static str,
+    /// Against the Bebop view's decode + walk.
+    pub view: PairTiming,
+    /// Against rkyv's decode + walk.
+    pub rkyv: PairTiming,
+}
+
+/// The one-pass rows: in each of `rounds` rounds, every chosen workload's one pass in pairs
+/// against the view's decode + walk, then against rkyv's. The rivals' closures come from
+/// [`with_case`], so that the suite's own cases compile as they do without this section.
+fn one_pass_rows(
+    options: &RunOptions,
+    rounds: usize,
+    mixed: &Dataset,
+    ascii: &Dataset,
+) -> Result<Vec<OnePassRow>, String> {
+    let config = if options.quick {
+        PairConfig::QUICK
+    } else {
+        PairConfig::FULL
+    };
+    let cases: Vec<one_pass::Case> = one_pass::cases(mixed, ascii)?
+        .into_iter()
+        .filter(|c| is_chosen(c.workload, &options.only))
+        .collect();
+    let mut passes: Vec<(Vec<PairSamples>, Vec<PairSamples>)> =
+        vec![Default::default(); cases.len()];
+    for _ in 0..rounds {
+        for (case, (views, rkyvs)) in cases.iter().zip(&mut passes) {
+            let mut one = case.timed();
+            for (format, samples) in [("bebop", &mut *views), ("rkyv", &mut *rkyvs)] {
+                let found = with_case(
+                    case.workload,
+                    format,
+                    Op::DecodeWalk.id(),
+                    &mut |_, rival| {
+                        samples.push(measure_pair(&mut *one, rival, &config));
+                    },
+                )?;
+                if !found {
+                    return Err(format!("{}: no {format} decode + walk", case.workload));
+                }
+            }
+        }
+    }
+    Ok(cases
+        .iter()
+        .zip(&passes)
+        .map(|(case, (views, rkyvs))| OnePassRow {
+            workload: case.workload,
+            view: PairTiming::of(views),
+            rkyv: PairTiming::of(rkyvs),
+        })
+        .collect())
 }
 
 impl Results {
@@ -343,6 +409,10 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
     for _ in 0..rounds {
         bandwidth_passes.push(scaling::bandwidth(options.quick, &options.timing)?);
     }
+    if options.progress {
+        eprintln!("reading in one pass...");
+    }
+    let one_pass = one_pass_rows(options, rounds, &data, &ascii)?;
     let scaling = by_row(&scaling_passes, ScalingRow::combine);
     let bandwidth = by_row(&bandwidth_passes, BandwidthRow::combine);
     Ok(Results {
@@ -376,5 +446,6 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
                 timing: PairTiming::of(passes),
             })
             .collect(),
+        one_pass,
     })
 }

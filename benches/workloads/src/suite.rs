@@ -742,7 +742,7 @@ fn serde_decode<S: Shape>(format: Format, bytes: &[u8], scratch: &mut Vec<u8>) -
 }
 
 /// Wraps one operation as a closure that runs it `iters` times and returns the elapsed time.
-fn timed<'a, R>(mut op: impl FnMut() -> R + 'a) -> Box<dyn FnMut(u64) -> Duration + 'a> {
+pub(crate) fn timed<'a, R>(mut op: impl FnMut() -> R + 'a) -> Box<dyn FnMut(u64) -> Duration + 'a> {
     Box::new(move |iters| {
         let start = Instant::now();
         for _ in 0..iters {

@@ -27,9 +27,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bebop_workloads::instructions::{
     COLLECT, CaseRun, Count, Counts, FORMATS, Meta, OPS, THRESHOLD, changes, markdown,
-    parse_callgrind, run_case, workload_names,
+    one_pass_workloads, parse_callgrind, run_case, workload_names,
 };
+use bebop_workloads::one_pass::FORMAT as ONE_PASS;
 use bebop_workloads::runner::cpu_model;
+use bebop_workloads::suite::Op;
 
 const USAGE: &str = "usage: instr-report [--out DIR] [--only WORKLOAD]... \
                      [--baseline FILE | --no-baseline] [--jobs N] [--quiet]\n       \
@@ -192,11 +194,15 @@ fn count_all(only: &[String], jobs: usize, quiet: bool) -> Result<Counts, String
         .map_or(0, |d| d.as_secs());
 
     let mut cases = Vec::new();
+    let one_pass = one_pass_workloads()?;
     for workload in workload_names(only) {
         for format in FORMATS {
             for op in OPS {
                 cases.push((workload, format.name(), op.id()));
             }
+        }
+        if one_pass.contains(&workload) {
+            cases.push((workload, ONE_PASS, Op::DecodeWalk.id()));
         }
     }
     if cases.is_empty() {
