@@ -66,6 +66,62 @@ impl Default for Limits {
 /// assert_eq!(r.read_u8(), Ok(7));
 /// assert!(r.read_u8().is_err());
 /// ```
+///
+/// # Reading a value in one pass
+///
+/// To read every field of a large recursive value once, read it with these methods rather
+/// than decoding a view and walking it: a view decodes a message in an array again when the
+/// walk reaches it, so a tree's nodes are read about three times. Fields come in the order
+/// the encoder wrote them (tag order, from every encoder we know of). This sums the values
+/// of a tree of `message Node { value(1): int32; children(2): Node[]; }`, checking bounds
+/// and nesting depth as a generated decoder does:
+///
+/// ```
+/// use bebop_core::{Error, ErrorKind, Reader};
+///
+/// fn sum(r: &mut Reader<'_>) -> Result<i64, Error> {
+///     r.message(|r| {
+///         let mut total = 0;
+///         loop {
+///             match r.read_tag()? {
+///                 1 => total += i64::from(r.read::<i32>()?),
+///                 2 => {
+///                     // Every child takes at least its 4-byte length prefix.
+///                     let count = r.read_length(4)?;
+///                     // Recurse through a copy of the reader: one whose address goes to
+///                     // an out-of-line call is kept in memory, and every read of this
+///                     // loop would then store and load its position.
+///                     let mut copy = r.clone();
+///                     total += copy.nested(|c| (0..count).try_fold(0, |t, _| Ok(t + sum(c)?)))?;
+///                     *r = copy;
+///                 }
+///                 _ => break, // 0 ends the message; an unknown tag ends what we know
+///             }
+///         }
+///         Ok(total)
+///     })
+/// }
+///
+/// // Node { value: 1, children: [Node { value: 2 }] }
+/// let bytes = [
+///     21, 0, 0, 0, // the root's length
+///     1, 1, 0, 0, 0, // value = 1
+///     2, 1, 0, 0, 0, // children: 1 element
+///     6, 0, 0, 0, 1, 2, 0, 0, 0, 0, // Node { value: 2 }
+///     0, // the root's end
+/// ];
+/// let mut r = Reader::new(&bytes);
+/// assert_eq!(sum(&mut r), Ok(3));
+/// r.finish()?;
+/// // Cut short, the same bytes fail with the position of what does not fit.
+/// let err = sum(&mut Reader::new(&bytes[..20])).unwrap_err();
+/// assert_eq!((err.kind(), err.offset()), (ErrorKind::LengthOutOfBounds, 0));
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// `benches/workloads/src/one_pass.rs` in the repository reads trees, JSON values and
+/// documents so, and its tests hold those readers to the generated views' verdict and
+/// errors on hostile input.
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     /// The unread bytes of the current scope (the whole input, or a message or union body).
