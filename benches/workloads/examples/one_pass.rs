@@ -18,38 +18,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bebop_runtime::{Decode, EncodeExt};
 use bebop_workloads::data::Dataset;
-use bebop_workloads::one_pass::{ReadFn, read_all, read_document, read_json, read_tree};
-use bebop_workloads::shape::Shape;
+use bebop_workloads::one_pass::{cases, read_all};
 use bebop_workloads::suite::{TimedRun, with_case};
-use bebop_workloads::walk::Walk;
-
-/// A workload's Bebop bytes, its one-pass reader, and the checksum of its view's walk.
-struct Case {
-    name: &'static str,
-    bytes: Vec<u8>,
-    read: ReadFn,
-    view_checksum: u64,
-}
-
-fn case<S: Shape>(name: &'static str, value: &S, read: ReadFn) -> Result<Case, String>
-where
-    for<'a> S::View<'a>: Walk,
-{
-    let bytes = value
-        .to_owned_bebop()
-        .encode_to_vec()
-        .map_err(|e| e.to_string())?;
-    let view = S::View::from_bytes(&bytes).map_err(|e| e.to_string())?;
-    let view_checksum = bebop_workloads::walk::checksum(&view);
-    Ok(Case {
-        name,
-        bytes,
-        read,
-        view_checksum,
-    })
-}
+use bebop_workloads::text::TextMode;
 
 /// Runs each closure for about `batch` at a time, in turn, until `seconds` have passed, and
 /// returns each one's fastest batch in ns per operation.
@@ -78,22 +50,8 @@ fn race(runs: &mut [&mut TimedRun<'_>], seconds: u64) -> Vec<f64> {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let data = Dataset::build();
-    let cases = [
-        case("TreeWide", &data.tree_wide, read_tree)?,
-        case("TreeDeep", &data.tree_deep, read_tree)?,
-        case("JsonLarge", &data.json_large, read_json)?,
-        case("DocumentLarge", &data.document_large, read_document)?,
-    ];
-    for c in &cases {
-        let sum = read_all(&c.bytes, c.read).map_err(|e| format!("{}: {e}", c.name))?;
-        if sum != c.view_checksum {
-            return Err(format!(
-                "{}: the one-pass checksum differs from the walk's",
-                c.name
-            ));
-        }
-    }
+    // Each case is checked to read the checksum of its value's walk as it is built.
+    let cases = cases(&Dataset::build(), &Dataset::build_with(TextMode::Ascii))?;
 
     // `WORKLOAD xN`: exactly N one-pass reads, untimed, for an instruction count.
     if let [workload, count] = args.as_slice() {
@@ -103,7 +61,7 @@ fn main() -> Result<(), String> {
             .ok_or("usage: one_pass [SECONDS | WORKLOAD xN]")?;
         let c = cases
             .iter()
-            .find(|c| c.name == workload)
+            .find(|c| c.workload == workload)
             .ok_or_else(|| format!("no workload {workload}"))?;
         for _ in 0..n {
             black_box(read_all(black_box(&c.bytes), c.read).map_err(|e| e.to_string())?);
@@ -118,18 +76,12 @@ fn main() -> Result<(), String> {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for c in &cases {
-        let mut one = |iters: u64| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                let _ = black_box(read_all(black_box(&c.bytes), c.read));
-            }
-            start.elapsed()
-        };
+        let mut one = c.timed();
         let mut row = None;
-        let found = with_case(c.name, "bebop", "decode_walk", &mut |_, view| {
-            let found = with_case(c.name, "rkyv", "decode_walk", &mut |_, rkyv| {
+        let found = with_case(c.workload, "bebop", "decode_walk", &mut |_, view| {
+            let found = with_case(c.workload, "rkyv", "decode_walk", &mut |_, rkyv| {
                 row = Some(race(
-                    &mut [view, &mut one as &mut TimedRun<'_>, rkyv],
+                    &mut [view, &mut *one as &mut TimedRun<'_>, rkyv],
                     seconds,
                 ));
             });
@@ -139,13 +91,13 @@ fn main() -> Result<(), String> {
         })?;
         let best = row
             .filter(|_| found)
-            .ok_or_else(|| format!("{}: no view or rkyv case", c.name))?;
+            .ok_or_else(|| format!("{}: no view or rkyv case", c.workload))?;
         let [view, one, rkyv] = best[..] else {
             return Err("three timings expected".into());
         };
         println!(
             "| {} | {view:.0} | {one:.0} | {rkyv:.0} | ×{:.2} | ×{:.2} |",
-            c.name,
+            c.workload,
             one / view,
             rkyv / one
         );

@@ -36,7 +36,7 @@ use bebop_runtime::{EncodeExt, Error, Reader, WireSize};
 use crate::bop;
 use crate::data::Dataset;
 use crate::shape::Shape;
-use crate::suite::{TimedRun, timed};
+use crate::suite::{TimedRun, ascii_row_of, timed};
 use crate::walk::{Hasher, checksum};
 
 /// The name the suite's case runners (`with_case`, `instr-report`) know the one-pass readers
@@ -82,46 +82,51 @@ impl Case {
 }
 
 /// Every workload that has a one-pass reader (trees, JSON values, documents), in the report's
-/// order, with the ASCII rows of `ascii` whose text differs from `mixed`'s; each checked to
-/// read the checksum of the value's walk.
+/// order: the ASCII rows ([`ascii_row_of`]) of `ascii`, where its text differs from `mixed`'s,
+/// after the others. Each is checked to read the checksum of the value's walk.
 pub fn cases(mixed: &Dataset, ascii: &Dataset) -> Result<Vec<Case>, String> {
-    let mut out = vec![
-        Case::new("TreeWide", &mixed.tree_wide, read_tree)?,
-        Case::new("TreeDeep", &mixed.tree_deep, read_tree)?,
-        Case::new("JsonSmall", &mixed.json_small, read_json)?,
-        Case::new("JsonLarge", &mixed.json_large, read_json)?,
-        Case::new("DocumentSmall", &mixed.document_small, read_document)?,
-        Case::new("DocumentLarge", &mixed.document_large, read_document)?,
-    ];
-    if mixed.json_small != ascii.json_small {
-        out.push(Case::new(
-            "JsonSmall (ASCII)",
-            &ascii.json_small,
-            read_json,
-        )?);
-    }
-    if mixed.json_large != ascii.json_large {
-        out.push(Case::new(
-            "JsonLarge (ASCII)",
-            &ascii.json_large,
-            read_json,
-        )?);
-    }
-    if mixed.document_small != ascii.document_small {
-        out.push(Case::new(
-            "DocumentSmall (ASCII)",
-            &ascii.document_small,
-            read_document,
-        )?);
-    }
-    if mixed.document_large != ascii.document_large {
-        out.push(Case::new(
-            "DocumentLarge (ASCII)",
-            &ascii.document_large,
-            read_document,
-        )?);
-    }
+    let mut out = Vec::new();
+    let mut rows = Vec::new();
+    let (m, a, o, r) = (mixed, ascii, &mut out, &mut rows);
+    both(o, r, "TreeWide", &m.tree_wide, &a.tree_wide, read_tree)?;
+    both(o, r, "TreeDeep", &m.tree_deep, &a.tree_deep, read_tree)?;
+    both(o, r, "JsonSmall", &m.json_small, &a.json_small, read_json)?;
+    both(o, r, "JsonLarge", &m.json_large, &a.json_large, read_json)?;
+    both(
+        o,
+        r,
+        "DocumentSmall",
+        &m.document_small,
+        &a.document_small,
+        read_document,
+    )?;
+    both(
+        o,
+        r,
+        "DocumentLarge",
+        &m.document_large,
+        &a.document_large,
+        read_document,
+    )?;
+    out.extend(rows);
     Ok(out)
+}
+
+/// Adds the case of workload `name` to `out`, and its ASCII row to `rows` if it has one and
+/// the text differs.
+fn both<S: Shape>(
+    out: &mut Vec<Case>,
+    rows: &mut Vec<Case>,
+    name: &'static str,
+    mixed: &S,
+    ascii: &S,
+    read: ReadFn,
+) -> Result<(), String> {
+    out.push(Case::new(name, mixed, read)?);
+    if let Some(row) = ascii_row_of(name).filter(|_| mixed != ascii) {
+        rows.push(Case::new(row, ascii, read)?);
+    }
+    Ok(())
 }
 
 /// Reads one value of a type from a reader, hashing it.
@@ -211,35 +216,38 @@ pub fn read_json(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
         }
         5 => {
             h.int(5);
-            r.message(|r| {
-                let mut seen = false;
-                while r.read_tag()? == 1 {
-                    let count = r.read_length(<bop::JsonValue<'_>>::MIN_SIZE)?;
-                    h.int(count as u64);
-                    seen = true;
-                    r.nested(|r| (0..count).try_for_each(|_| read_json(r, h)))?;
-                }
-                if !seen {
-                    h.int(0);
-                }
-                Ok(())
+            collection(r, h, |r, h| {
+                let count = r.read_length(<bop::JsonValue<'_>>::MIN_SIZE)?;
+                h.int(count as u64);
+                r.nested(|r| (0..count).try_for_each(|_| read_json(r, h)))
             })
         }
         6 => {
             h.int(6);
-            r.message(|r| {
-                let mut seen = false;
-                while r.read_tag()? == 1 {
-                    read_entries(r, h)?;
-                    seen = true;
-                }
-                if !seen {
-                    h.int(0);
-                }
-                Ok(())
-            })
+            collection(r, h, read_entries)
         }
         _ => Err(r.unknown_discriminator(discriminator)),
+    })
+}
+
+/// A list's or an object's message, whose one field (1) holds the elements: `field` reads
+/// and hashes them, count first; an absent field hashes as an empty count.
+#[inline(always)]
+fn collection<'a>(
+    r: &mut Reader<'a>,
+    h: &mut Hasher,
+    field: impl Fn(&mut Reader<'a>, &mut Hasher) -> Result<(), Error>,
+) -> Result<(), Error> {
+    r.message(|r| {
+        let mut seen = false;
+        while r.read_tag()? == 1 {
+            field(r, h)?;
+            seen = true;
+        }
+        if !seen {
+            h.int(0);
+        }
+        Ok(())
     })
 }
 

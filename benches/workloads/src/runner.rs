@@ -99,9 +99,9 @@ pub struct OnePassRow {
     pub rkyv: PairTiming,
 }
 
-/// The one-pass rows: in each of `rounds` rounds, every chosen workload's one pass in pairs
-/// against the view's decode + walk, then against rkyv's. The rivals' closures come from
-/// [`with_case`], so that the suite's own cases compile as they do without this section.
+/// The one-pass rows: every chosen workload's one pass in `rounds` rounds of pairs against
+/// the view's decode + walk and against rkyv's. The rivals' closures come from [`with_case`],
+/// which prepares the workload once for both.
 fn one_pass_rows(
     options: &RunOptions,
     rounds: usize,
@@ -117,25 +117,24 @@ fn one_pass_rows(
         .into_iter()
         .filter(|c| is_chosen(c.workload, &options.only))
         .collect();
-    let mut passes: Vec<(Vec<PairSamples>, Vec<PairSamples>)> =
-        vec![Default::default(); cases.len()];
-    for _ in 0..rounds {
-        for (case, (views, rkyvs)) in cases.iter().zip(&mut passes) {
-            let mut one = case.timed();
-            for (format, samples) in [("bebop", &mut *views), ("rkyv", &mut *rkyvs)] {
-                let found = with_case(
-                    case.workload,
-                    format,
-                    Op::DecodeWalk.id(),
-                    &mut |_, rival| {
-                        samples.push(measure_pair(&mut *one, rival, &config));
-                    },
-                )?;
-                if !found {
-                    return Err(format!("{}: no {format} decode + walk", case.workload));
+    let mut passes: Vec<(Vec<PairSamples>, Vec<PairSamples>)> = Vec::new();
+    for case in &cases {
+        let mut one = case.timed();
+        let (mut views, mut rkyvs) = (Vec::new(), Vec::new());
+        let decode_walk = Op::DecodeWalk.id();
+        let mut rkyv_found = Ok(false);
+        let view_found = with_case(case.workload, "bebop", decode_walk, &mut |_, view| {
+            rkyv_found = with_case(case.workload, "rkyv", decode_walk, &mut |_, rkyv| {
+                for _ in 0..rounds {
+                    views.push(measure_pair(&mut *one, view, &config));
+                    rkyvs.push(measure_pair(&mut *one, rkyv, &config));
                 }
-            }
+            });
+        })?;
+        if !(view_found && rkyv_found?) {
+            return Err(format!("{}: no view or rkyv decode + walk", case.workload));
         }
+        passes.push((views, rkyvs));
     }
     Ok(cases
         .iter()
