@@ -102,6 +102,7 @@ mod lend;
 mod lent;
 mod map;
 mod method_id;
+pub mod once;
 mod reader;
 pub mod rpc;
 mod scalar;

@@ -140,6 +140,14 @@ pub struct Reader<'a> {
     open_ended: bool,
 }
 
+/// A reader's position and empty-element budget, to go back to (one-pass reading re-checks
+/// a value from its start when a caller's reading of it stopped part way).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mark<'a> {
+    rest: &'a [u8],
+    empty_left: u64,
+}
+
 /// Where a bounds error happened, for the error constructors: the reader's offset, how many
 /// bytes its scope had left, and whether that scope ends where the input ends.
 #[derive(Clone, Copy)]
@@ -459,23 +467,18 @@ impl<'a> Reader<'a> {
     /// Runs `f` on the next `len` bytes as a scope of their own, then continues after them
     /// whatever `f` read. `len_at` is where the prefix was, for the error.
     #[inline(always)]
-    fn scoped<T>(
+    fn scoped<T, E: From<Error>>(
         &mut self,
         len_at: usize,
         len: u32,
-        f: impl FnOnce(&mut Self) -> Result<T, Error>,
-    ) -> Result<T, Error> {
+        f: impl FnOnce(&mut Self) -> Result<T, E>,
+    ) -> Result<T, E> {
         let n = len as usize;
         if n > self.rest.len() {
-            return Err(Self::out_of_bounds(
-                self.site(),
-                len_at,
-                len as u64,
-                Some(n),
-            ));
+            return Err(Self::out_of_bounds(self.site(), len_at, len as u64, Some(n)).into());
         }
         if self.depth_left == 0 {
-            return Err(Error::new(ErrorKind::TooDeep, len_at));
+            return Err(Error::new(ErrorKind::TooDeep, len_at).into());
         }
         let (body, after) = self.rest.split_at(n);
         // The body is read through a reader of its own, local to this call, rather than
@@ -523,6 +526,16 @@ impl<'a> Reader<'a> {
         &mut self,
         f: impl FnOnce(&mut Self) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        self.message_with(f)
+    }
+
+    /// [`message`](Self::message) for a body whose reading fails with the caller's error
+    /// type (one-pass reading, whose callbacks return theirs).
+    #[inline(always)]
+    pub(crate) fn message_with<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, E>,
+    ) -> Result<T, E> {
         let at = self.offset();
         let len = self.read_u32()?;
         self.scoped(at, len, f)
@@ -584,6 +597,15 @@ impl<'a> Reader<'a> {
         &mut self,
         f: impl FnOnce(&mut Self, u8) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        self.union_with(f)
+    }
+
+    /// [`union`](Self::union) for a branch whose reading fails with the caller's error type.
+    #[inline(always)]
+    pub(crate) fn union_with<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Self, u8) -> Result<T, E>,
+    ) -> Result<T, E> {
         let at = self.offset();
         let len = self.read_u32()?;
         self.scoped(at, len, |r| {
@@ -651,7 +673,7 @@ impl<'a> Reader<'a> {
     /// back what the walk changed. (A copy in wide moves of fields just stored one by one
     /// stalls store forwarding, which made TreeDeep decode 14% slower.)
     #[inline(always)]
-    fn working_copy(&self) -> Self {
+    pub(crate) fn working_copy(&self) -> Self {
         Reader {
             rest: self.rest,
             end: self.end,
@@ -662,11 +684,39 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Where this reader is, to come back to with [`reset`](Self::reset): its position and
+    /// its empty-element budget (the depth is back where it was once a read returns).
+    #[inline(always)]
+    pub(crate) fn mark(&self) -> Mark<'a> {
+        Mark {
+            rest: self.rest,
+            empty_left: self.empty_left,
+        }
+    }
+
+    /// Goes back to `mark`, taken of this reader in the same scope.
+    #[inline]
+    pub(crate) fn reset(&mut self, mark: &Mark<'a>) {
+        self.rest = mark.rest;
+        self.empty_left = mark.empty_left;
+    }
+
+    /// Goes one nesting level deeper for good (a walk over elements on a reader of its
+    /// own), failing with [`ErrorKind::TooDeep`] as [`nested`](Self::nested) does.
+    #[inline]
+    pub(crate) fn descend(&mut self) -> Result<(), Error> {
+        if self.depth_left == 0 {
+            return Err(self.error(ErrorKind::TooDeep));
+        }
+        self.depth_left -= 1;
+        Ok(())
+    }
+
     /// Takes over from a [`working_copy`](Self::working_copy) of this reader the fields a
     /// walk over values changes: where it stopped and the empty-element budget left. (The
     /// depth is back where it was once a walk returns; the rest does not change.)
     #[inline(always)]
-    fn catch_up(&mut self, copy: &Self) {
+    pub(crate) fn catch_up(&mut self, copy: &Self) {
         self.rest = copy.rest;
         self.empty_left = copy.empty_left;
     }
@@ -688,41 +738,11 @@ impl<'a> Reader<'a> {
         if self.validated {
             return self.skip_elements::<T>(count).map(drop);
         }
-        if let Some(size) = T::FIXED_SIZE {
-            if size == 0 {
-                self.charge_empty(count)?;
-            }
-            let total = match size.checked_mul(count) {
-                Some(total) if total <= self.rest.len() => total,
-                total => {
-                    return Err(Self::out_of_bounds(
-                        self.site(),
-                        self.offset(),
-                        count as u64,
-                        total,
-                    ));
-                }
-            };
-            if T::ALWAYS_VALID {
-                return self.take(total).map(drop);
-            }
-            if size > 0 {
-                return self.check_fixed_elements::<T>(size, total);
-            }
-        } else if T::MIN_SIZE == 0 {
-            self.charge_empty(count)?;
-        } else {
-            match count.checked_mul(T::MIN_SIZE) {
-                Some(min) if min <= self.rest.len() => {}
-                min => {
-                    return Err(Self::out_of_bounds(
-                        self.site(),
-                        self.offset(),
-                        count as u64,
-                        min,
-                    ));
-                }
-            }
+        if !self.element_prelude::<T>(count)? {
+            return self.take(T::FIXED_SIZE.unwrap_or(0) * count).map(drop);
+        }
+        if let Some(size @ 1..) = T::FIXED_SIZE {
+            return self.check_fixed_elements::<T>(size, size * count);
         }
         // The elements are walked with a local copy of this reader: `self` is an address
         // handed in, so every scope entered and left would be stored through it.
@@ -743,6 +763,37 @@ impl<'a> Reader<'a> {
         });
         self.catch_up(&walk);
         out
+    }
+
+    /// What an array of `count` elements of `T` is checked for before any element is read:
+    /// that the scope can hold them (exactly, for a fixed size; at their minimum size
+    /// otherwise), and zero-sized ones are charged to the budget. `Ok(false)` when that is
+    /// all their bytes need (a fixed size whose every bit pattern is valid), `Ok(true)` when
+    /// each element is still to be read, one nesting level deeper. (After `Ok`, `count`
+    /// times a fixed size cannot overflow.)
+    #[inline(always)]
+    pub(crate) fn element_prelude<T: Decode<'a>>(&mut self, count: usize) -> Result<bool, Error> {
+        let unit = match T::FIXED_SIZE {
+            Some(0) => 0,
+            Some(size) => size,
+            None => T::MIN_SIZE,
+        };
+        if unit == 0 {
+            self.charge_empty(count)?;
+        } else {
+            match count.checked_mul(unit) {
+                Some(bytes) if bytes <= self.rest.len() => {}
+                bytes => {
+                    return Err(Self::out_of_bounds(
+                        self.site(),
+                        self.offset(),
+                        count as u64,
+                        bytes,
+                    ));
+                }
+            }
+        }
+        Ok(!(T::FIXED_SIZE.is_some() && T::ALWAYS_VALID))
     }
 
     /// Checks the `total / size` elements of fixed size `size` (not 0) that start the rest

@@ -19,7 +19,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bebop_workloads::data::Dataset;
-use bebop_workloads::one_pass::{cases, read_all};
+use bebop_workloads::one_pass::{cases, cases_with, read_all};
+use bebop_workloads::read_once::THROUGH_HANDLES;
 use bebop_workloads::suite::{TimedRun, with_case};
 use bebop_workloads::text::TextMode;
 
@@ -51,7 +52,9 @@ fn race(runs: &mut [&mut TimedRun<'_>], seconds: u64) -> Vec<f64> {
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // Each case is checked to read the checksum of its value's walk as it is built.
-    let cases = cases(&Dataset::build(), &Dataset::build_with(TextMode::Ascii))?;
+    let (mixed, ascii) = (Dataset::build(), Dataset::build_with(TextMode::Ascii));
+    let cases = cases(&mixed, &ascii)?;
+    let handles = cases_with(&mixed, &ascii, &THROUGH_HANDLES)?;
 
     // `WORKLOAD xN`: exactly N one-pass reads, untimed, for an instruction count.
     if let [workload, count] = args.as_slice() {
@@ -59,7 +62,11 @@ fn main() -> Result<(), String> {
             .strip_prefix('x')
             .and_then(|n| n.parse().ok())
             .ok_or("usage: one_pass [SECONDS | WORKLOAD xN]")?;
-        let c = cases
+        let (workload, all) = match workload.strip_suffix("+handles") {
+            Some(w) => (w, &handles),
+            None => (workload.as_str(), &cases),
+        };
+        let c = all
             .iter()
             .find(|c| c.workload == workload)
             .ok_or_else(|| format!("no workload {workload}"))?;
@@ -71,17 +78,23 @@ fn main() -> Result<(), String> {
     let seconds = args.first().and_then(|s| s.parse().ok()).unwrap_or(3);
 
     println!(
-        "| workload | bebop view decode + walk, ns | bebop one pass, ns | rkyv decode + walk, ns \
-         | one pass / view | rkyv / one pass |"
+        "| workload | bebop view decode + walk, ns | bebop one pass, ns | through handles, ns \
+         | rkyv decode + walk, ns | one pass / view | handles / one pass | rkyv / one pass |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
-    for c in &cases {
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (c, h) in cases.iter().zip(&handles) {
         let mut one = c.timed();
+        let mut through = h.timed();
         let mut row = None;
         let found = with_case(c.workload, "bebop", "decode_walk", &mut |_, view| {
             let found = with_case(c.workload, "rkyv", "decode_walk", &mut |_, rkyv| {
                 row = Some(race(
-                    &mut [view, &mut *one as &mut TimedRun<'_>, rkyv],
+                    &mut [
+                        view,
+                        &mut *one as &mut TimedRun<'_>,
+                        &mut *through as &mut TimedRun<'_>,
+                        rkyv,
+                    ],
                     seconds,
                 ));
             });
@@ -92,13 +105,14 @@ fn main() -> Result<(), String> {
         let best = row
             .filter(|_| found)
             .ok_or_else(|| format!("{}: no view or rkyv case", c.workload))?;
-        let [view, one, rkyv] = best[..] else {
-            return Err("three timings expected".into());
+        let [view, one, through, rkyv] = best[..] else {
+            return Err("four timings expected".into());
         };
         println!(
-            "| {} | {view:.0} | {one:.0} | {rkyv:.0} | ×{:.2} | ×{:.2} |",
+            "| {} | {view:.0} | {one:.0} | {through:.0} | {rkyv:.0} | ×{:.2} | ×{:.2} | ×{:.2} |",
             c.workload,
             one / view,
+            through / one,
             rkyv / one
         );
     }

@@ -37,6 +37,7 @@ pub mod model;
 pub mod one_pass;
 pub mod paired;
 pub mod plot;
+pub mod read_once;
 pub mod report;
 pub mod runner;
 pub mod scaling;

@@ -85,29 +85,48 @@ impl Case {
 /// order: the ASCII rows ([`ascii_row_of`]) of `ascii`, where its text differs from `mixed`'s,
 /// after the others. Each is checked to read the checksum of the value's walk.
 pub fn cases(mixed: &Dataset, ascii: &Dataset) -> Result<Vec<Case>, String> {
+    cases_with(mixed, ascii, &BY_HAND)
+}
+
+/// A reader for each type that has one.
+#[derive(Clone, Copy, Debug)]
+pub struct Readers {
+    /// For `TreeNode`.
+    pub tree: ReadFn,
+    /// For `JsonValue`.
+    pub json: ReadFn,
+    /// For `Document`.
+    pub document: ReadFn,
+}
+
+/// The readers of this module, written by hand over `Reader`.
+pub const BY_HAND: Readers = Readers {
+    tree: read_tree,
+    json: read_json,
+    document: read_document,
+};
+
+/// [`cases`] read by `readers`.
+pub fn cases_with(
+    mixed: &Dataset,
+    ascii: &Dataset,
+    readers: &Readers,
+) -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
     let mut rows = Vec::new();
     let (m, a, o, r) = (mixed, ascii, &mut out, &mut rows);
-    both(o, r, "TreeWide", &m.tree_wide, &a.tree_wide, read_tree)?;
-    both(o, r, "TreeDeep", &m.tree_deep, &a.tree_deep, read_tree)?;
-    both(o, r, "JsonSmall", &m.json_small, &a.json_small, read_json)?;
-    both(o, r, "JsonLarge", &m.json_large, &a.json_large, read_json)?;
-    both(
-        o,
-        r,
-        "DocumentSmall",
-        &m.document_small,
-        &a.document_small,
-        read_document,
-    )?;
-    both(
-        o,
-        r,
-        "DocumentLarge",
-        &m.document_large,
-        &a.document_large,
-        read_document,
-    )?;
+    let Readers {
+        tree,
+        json,
+        document,
+    } = *readers;
+    both(o, r, "TreeWide", &m.tree_wide, &a.tree_wide, tree)?;
+    both(o, r, "TreeDeep", &m.tree_deep, &a.tree_deep, tree)?;
+    both(o, r, "JsonSmall", &m.json_small, &a.json_small, json)?;
+    both(o, r, "JsonLarge", &m.json_large, &a.json_large, json)?;
+    let (ds, dl) = ("DocumentSmall", "DocumentLarge");
+    both(o, r, ds, &m.document_small, &a.document_small, document)?;
+    both(o, r, dl, &m.document_large, &a.document_large, document)?;
     out.extend(rows);
     Ok(out)
 }

@@ -1,11 +1,15 @@
-//! The one-pass readers (`bebop_workloads::one_pass`) against the generated views: the same
-//! checksum as a view's walk on every tree, JSON and document workload, and on hostile input
-//! the same verdict and the same error as `from_bytes`.
+//! The one-pass readers, by hand over `Reader` (`bebop_workloads::one_pass`) and through the
+//! handles of `bebop_runtime::once` (`bebop_workloads::read_once`), against the generated
+//! views: the same checksum as a view's walk on every tree, JSON and document workload, and
+//! on hostile input the same verdict and the same error as `from_bytes`, also when a reader
+//! leaves values unread or abandons them half read.
 
-use bebop_runtime::{Decode, EncodeExt, Error, Limits};
+use bebop_runtime::once::{self, Record, Slot};
+use bebop_runtime::{Decode, EncodeExt, Error, Limits, Reader};
 use bebop_workloads::bop;
 use bebop_workloads::data::Dataset;
-use bebop_workloads::one_pass;
+use bebop_workloads::one_pass::{self, read_all};
+use bebop_workloads::read_once::{self, JsonValuePart, ListPart, ObjectPart, TreeNodePart};
 use bebop_workloads::shape::Shape;
 use bebop_workloads::walk::checksum;
 use proptest::prelude::*;
@@ -59,13 +63,114 @@ where
 }
 
 fn agree_tree(bytes: &[u8]) -> Result<(), String> {
-    agree::<bop::owned::TreeNode>(bytes, one_pass::tree, tree_view)
+    agree::<bop::owned::TreeNode>(bytes, one_pass::tree, tree_view)?;
+    agree::<bop::owned::TreeNode>(bytes, |b| read_all(b, read_once::read_tree), tree_view)?;
+    verdict(bytes, skim_tree, tree_view)
 }
 fn agree_json(bytes: &[u8]) -> Result<(), String> {
-    agree::<bop::owned::JsonValue>(bytes, one_pass::json, json_view)
+    agree::<bop::owned::JsonValue>(bytes, one_pass::json, json_view)?;
+    agree::<bop::owned::JsonValue>(bytes, |b| read_all(b, read_once::read_json), json_view)?;
+    verdict(bytes, skim_json, json_view)
 }
 fn agree_document(bytes: &[u8]) -> Result<(), String> {
-    agree::<bop::owned::Document>(bytes, one_pass::document, document_view)
+    agree::<bop::owned::Document>(bytes, one_pass::document, document_view)?;
+    agree::<bop::owned::Document>(
+        bytes,
+        |b| read_all(b, read_once::read_document),
+        document_view,
+    )
+}
+
+/// Compares the verdict (not the checksum) of a reader that skims with the view's.
+fn verdict(bytes: &[u8], skim: ByView, view: ByView) -> Result<(), String> {
+    match (skim(bytes), view(bytes)) {
+        (Ok(_), Ok(_)) => Ok(()),
+        (a, b) if a.as_ref().err() == b.as_ref().err() => Ok(()),
+        (a, b) => Err(format!("skimmed {a:?}, view {b:?} on {bytes:02x?}")),
+    }
+}
+
+/// The caller's own error, which a skimming reader raises inside a value and then swallows.
+#[derive(Debug)]
+struct Enough;
+impl From<Error> for Enough {
+    fn from(_: Error) -> Self {
+        Enough
+    }
+}
+
+/// What a skimming reader does with the `i`-th value it is handed: reads it whole, leaves
+/// it unread, or starts reading it and gives up at its first part (an error of its own,
+/// which it then ignores). The handles must leave the input validated all the same.
+fn skim<'a, T: once::ReadOnce<'a>>(
+    i: usize,
+    value: Record<'a, '_, T>,
+    whole: impl FnOnce(Record<'a, '_, T>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    match i % 3 {
+        0 => whole(value),
+        1 => Ok(()),
+        _ => {
+            let _ = value.read(|_| Err(Enough));
+            Ok(())
+        }
+    }
+}
+
+/// Reads a tree, skimming its children: [`skim`].
+fn skim_tree(bytes: &[u8]) -> Result<u64, Error> {
+    fn node<'a>(n: Record<'a, '_, bop::TreeNode<'a>>) -> Result<(), Error> {
+        n.read(|part| {
+            if let TreeNodePart::Children(mut nodes) = part {
+                let mut i = 0;
+                while let Some(child) = nodes.next()? {
+                    skim(i, child, node)?;
+                    i += 1;
+                }
+            }
+            Ok::<_, Error>(())
+        })
+    }
+    let (mut r, mut slot) = (Reader::new(bytes), Slot::new());
+    node(slot.record(&r))?;
+    slot.finish(&mut r)?;
+    r.finish()?;
+    Ok(0)
+}
+
+/// Reads a JSON value, skimming list elements and object values: [`skim`].
+fn skim_json(bytes: &[u8]) -> Result<u64, Error> {
+    fn value<'a>(v: Record<'a, '_, bop::JsonValue<'a>>) -> Result<(), Error> {
+        v.read(|part| {
+            match part {
+                JsonValuePart::List(list) => list.read(|ListPart::Values(mut values)| {
+                    let mut i = 0;
+                    while let Some(v) = values.next()? {
+                        skim(i, v, value)?;
+                        i += 1;
+                    }
+                    Ok::<_, Error>(())
+                })?,
+                JsonValuePart::Object(object) => {
+                    object.read(|ObjectPart::Fields(mut fields)| {
+                        let mut i = 0;
+                        while let Some((_, v)) = fields.next()? {
+                            skim(i, v, value)?;
+                            i += 1;
+                        }
+                        Ok::<_, Error>(())
+                    })?
+                }
+                _ => {}
+            }
+            Ok::<_, Error>(())
+        })
+    }
+    let (mut r, mut slot) = (Reader::new(bytes), Slot::new());
+    value(slot.record(&r))?;
+    slot.finish(&mut r)?;
+    r.finish()?;
+    Ok(0)
 }
 
 #[test]
@@ -75,6 +180,8 @@ fn checksums_are_the_walks_on_every_workload() {
         let bytes = bytes_of(tree);
         let view = bop::TreeNode::from_bytes(&bytes).expect("decodes");
         assert_eq!(one_pass::tree(&bytes), Ok(checksum(&view)), "{name}");
+        let handles = read_all(&bytes, read_once::read_tree);
+        assert_eq!(handles, Ok(checksum(&view)), "{name} through handles");
     }
     for (name, json) in [
         ("JsonSmall", &data.json_small),
@@ -83,6 +190,8 @@ fn checksums_are_the_walks_on_every_workload() {
         let bytes = bytes_of(json);
         let view = bop::JsonValue::from_bytes(&bytes).expect("decodes");
         assert_eq!(one_pass::json(&bytes), Ok(checksum(&view)), "{name}");
+        let handles = read_all(&bytes, read_once::read_json);
+        assert_eq!(handles, Ok(checksum(&view)), "{name} through handles");
     }
     for (name, doc) in [
         ("DocumentSmall", &data.document_small),
@@ -91,6 +200,8 @@ fn checksums_are_the_walks_on_every_workload() {
         let bytes = bytes_of(doc);
         let view = bop::Document::from_bytes(&bytes).expect("decodes");
         assert_eq!(one_pass::document(&bytes), Ok(checksum(&view)), "{name}");
+        let handles = read_all(&bytes, read_once::read_document);
+        assert_eq!(handles, Ok(checksum(&view)), "{name} through handles");
     }
 }
 
@@ -168,6 +279,8 @@ fn nesting_past_the_limit_fails_where_the_view_fails() {
         agree_tree(&bytes).unwrap_or_else(|e| panic!("depth {depth}: {e}"));
     }
     assert!(one_pass::tree(&chain(max + 10)).is_err());
+    assert!(read_all(&chain(max + 10), read_once::read_tree).is_err());
+    assert!(skim_tree(&chain(max + 10)).is_err());
 }
 
 /// JsonSmall's and DocumentSmall's bytes, built once.

@@ -1,0 +1,550 @@
+//! Reading a value in one pass: each part handed to a callback as it is read and validated.
+//!
+//! A view validates its whole input when it is made, and a walk over it then decodes each
+//! nested message again as it reaches it: every node of a tree or a JSON value is read about
+//! three times (docs/performance.md). Where every part of a large value is wanted once,
+//! [`ReadOnce`] reads it in one pass instead. Its callback is handed the parts in wire order:
+//! a struct's fields, a message's fields as they come (a repeated field twice, fields after
+//! an unknown tag not at all, as a view would), a union's branch. Scalars, strings and
+//! arrays of scalars arrive decoded, already validated. A nested struct, message or union
+//! arrives as a [`Record`], arrays of them as [`Records`], maps onto them as [`Entries`]:
+//! handles that read their value in one pass in turn ([`Record::read`]), decode it as a view
+//! ([`Record::view`]) or leave it, in which case it is checked when the reading moves on.
+//!
+//! Whatever the callbacks do, the input is validated exactly as `Decode::from_bytes` would
+//! validate it: the same checks (bounds, UTF-8, discriminators, nesting depth, the budget of
+//! empty elements) at the same positions, so a one-pass read fails where and how decoding
+//! fails, and succeeds where it succeeds. Parts are handed out as they are validated, so a
+//! read that fails may have handed out some parts before the error: what a callback keeps
+//! from a read that failed is its own business.
+//!
+//! A handle whose reading failed (or that a callback dropped half read, by swallowing an
+//! error) is checked again from its start when the reading moves on, so the position after
+//! it is always right.
+//!
+//! Generated code implements [`ReadOnce`] for structs, messages and unions; the
+//! implementations build on [`message`], [`union`] and a `Slot` that holds the handle of
+//! each part until the callback returns, and can be written by hand too:
+//!
+//! ```
+//! use bebop_core::once::{self, Part, Parts, ReadOnce, Records, Slot};
+//! use bebop_core::{Array, Decode, Error, Reader, WireSize};
+//!
+//! // message Node { value(1): int32; children(2): Node[]; }, as generated code has it.
+//! #[derive(Clone, Copy, Debug, Default)]
+//! struct Node<'a> {
+//!     value: Option<i32>,
+//!     children: Option<Array<'a, Node<'a>>>,
+//! }
+//! # impl WireSize for Node<'_> {
+//! #     const MIN_SIZE: usize = 4;
+//! # }
+//! # impl<'a> Decode<'a> for Node<'a> {
+//! #     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
+//! #         r.message(|r| {
+//! #             let mut out = Node::default();
+//! #             loop {
+//! #                 match r.read_tag()? {
+//! #                     1 => out.value = Some(r.read()?),
+//! #                     2 => out.children = Some(r.read()?),
+//! #                     _ => break,
+//! #                 }
+//! #             }
+//! #             Ok(out)
+//! #         })
+//! #     }
+//! # }
+//!
+//! /// What reading a `Node` in one pass hands out.
+//! enum NodePart<'a, 'r> {
+//!     Value(i32),
+//!     Children(Records<'a, 'r, Node<'a>>),
+//! }
+//! impl<'a, 'r> Parts<'r> for Node<'a> {
+//!     type Part = NodePart<'a, 'r>;
+//! }
+//! impl<'a> ReadOnce<'a> for Node<'a> {
+//!     fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
+//!     where
+//!         E: From<Error>,
+//!         F: FnMut(Part<'_, Self>) -> Result<(), E>,
+//!     {
+//!         once::message(reader, |reader, tag| {
+//!             // One call of `f`, which the compiler then inlines here.
+//!             let mut slot = Slot::new();
+//!             let part = match tag {
+//!                 1 => NodePart::Value(reader.read()?),
+//!                 2 => NodePart::Children(slot.records(reader)?),
+//!                 _ => return Ok(false),
+//!             };
+//!             f(part)?;
+//!             slot.finish(reader)?;
+//!             Ok(true)
+//!         })
+//!     }
+//! }
+//!
+//! /// The sum of a tree's values, read once.
+//! fn sum(part: NodePart<'_, '_>, total: &mut i64) -> Result<(), Error> {
+//!     match part {
+//!         NodePart::Value(v) => *total += i64::from(v),
+//!         NodePart::Children(mut nodes) => {
+//!             while let Some(node) = nodes.next()? {
+//!                 node.read(|part| sum(part, total))?;
+//!             }
+//!         }
+//!     }
+//!     Ok(())
+//! }
+//!
+//! // Node { value: 1, children: [Node { value: 2 }] }
+//! let bytes = [
+//!     21, 0, 0, 0, 1, 1, 0, 0, 0, 2, 1, 0, 0, 0, // value 1, one child:
+//!     6, 0, 0, 0, 1, 2, 0, 0, 0, 0, // value 2
+//!     0,
+//! ];
+//! let mut total = 0;
+//! once::read_once::<Node, Error>(&bytes, |part| sum(part, &mut total))?;
+//! assert_eq!(total, 3);
+//!
+//! // Cut short, it fails where decoding fails.
+//! let cut = &bytes[..20];
+//! let err = once::read_once::<Node, Error>(cut, |_| Ok(())).unwrap_err();
+//! assert_eq!(err, Node::from_bytes(cut).unwrap_err());
+//! # Ok::<(), Error>(())
+//! ```
+
+use core::marker::PhantomData;
+
+use crate::reader::Mark;
+use crate::{Decode, Error, Reader};
+
+/// What [`ReadOnce::read_once`] hands its callback for a value of `Self` while the callback
+/// borrows the reader for `'r`: an enum of the fields of a struct or message, or of the
+/// branches of a union.
+///
+/// A trait of its own rather than an associated type with a lifetime parameter: its default
+/// `Bound` makes every `for<'r>` over it imply `Self: 'r`, which a generic associated type's
+/// `where Self: 'r` does not (callbacks over such a type would need `'static` input).
+pub trait Parts<'r, Bound = &'r Self> {
+    /// The part.
+    type Part;
+}
+
+/// The [part](Parts) of `T` handed out while the reader is borrowed for `'r`.
+pub type Part<'r, T> = <T as Parts<'r>>::Part;
+
+/// A type that can be read in one pass: each part handed to a callback as it is read and
+/// validated (see the [module documentation](self)).
+pub trait ReadOnce<'a>: Decode<'a> + for<'r> Parts<'r> {
+    /// Reads one value from `reader`, validating it as [`Decode::decode`] does, and hands
+    /// `f` each of its parts in wire order. The first error, the callback's own or the
+    /// input's, ends the read.
+    fn read_once<E, F>(reader: &mut Reader<'a>, f: F) -> Result<(), E>
+    where
+        E: From<Error>,
+        F: FnMut(Part<'_, Self>) -> Result<(), E>;
+}
+
+/// Reads all of `bytes` as one `T` in one pass (with [`Limits::DEFAULT`](crate::Limits)),
+/// handing `f` its parts: fails as [`Decode::from_bytes`] does, bytes left over included.
+#[inline]
+pub fn read_once<'a, T, E>(
+    bytes: &'a [u8],
+    f: impl FnMut(Part<'_, T>) -> Result<(), E>,
+) -> Result<(), E>
+where
+    T: ReadOnce<'a>,
+    E: From<Error>,
+{
+    let mut reader = Reader::new(bytes);
+    T::read_once(&mut reader, f)?;
+    reader.finish()?;
+    Ok(())
+}
+
+/// How far a handed-out value was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Read to its end (or never handed out).
+    Read,
+    /// Handed out and not read: checked when the reading moves on.
+    Unread,
+    /// Its reading started and did not finish: checked again from its start.
+    Broken,
+}
+
+/// Checks one value (a type's `Decode::check`).
+type Check<'a> = fn(&mut Reader<'a>) -> Result<(), Error>;
+
+/// Moves past `n` values, checking them.
+type Rest<'a> = fn(&mut Reader<'a>, usize) -> Result<(), Error>;
+
+/// Brings `reader` to the end of a value handed out at `mark` in `state`: nothing to do when
+/// it was read, a check when it was not, a check from its start when its reading stopped
+/// part way.
+#[inline(always)]
+fn settle<'a>(
+    reader: &mut Reader<'a>,
+    state: &mut State,
+    mark: &Mark<'a>,
+    check: Check<'a>,
+) -> Result<(), Error> {
+    match *state {
+        State::Read => Ok(()),
+        State::Unread => settle_unread(reader, state, check),
+        State::Broken => settle_broken(reader, state, mark, check),
+    }
+}
+
+/// [`settle`] for a value left unread: checked.
+#[inline(never)]
+fn settle_unread<'a>(
+    reader: &mut Reader<'a>,
+    state: &mut State,
+    check: Check<'a>,
+) -> Result<(), Error> {
+    *state = State::Broken;
+    check(reader)?;
+    *state = State::Read;
+    Ok(())
+}
+
+/// [`settle`] for a value whose reading stopped part way: back to its start and checked.
+#[cold]
+#[inline(never)]
+fn settle_broken<'a>(
+    reader: &mut Reader<'a>,
+    state: &mut State,
+    mark: &Mark<'a>,
+    check: Check<'a>,
+) -> Result<(), Error> {
+    reader.reset(mark);
+    check(reader)?;
+    *state = State::Read;
+    Ok(())
+}
+
+/// Checks one `T`. (The handles keep a pointer to this rather than to `T::check` itself: a
+/// function whose address is taken is inlined less readily everywhere else, and the
+/// generated decoders' own `check` must stay as inlinable as it is without handles.)
+#[inline(never)]
+fn check_one<'a, T: Decode<'a>>(reader: &mut Reader<'a>) -> Result<(), Error> {
+    T::check(reader)
+}
+
+/// Checks `n` elements of `T`, one by one.
+fn check_each<'a, T: Decode<'a>>(reader: &mut Reader<'a>, n: usize) -> Result<(), Error> {
+    (0..n).try_for_each(|_| T::check(reader))
+}
+
+/// Moves past `n` elements of `T`, a fixed size whose every bit pattern is valid, whose
+/// bytes were measured.
+fn take_each<'a, T: Decode<'a>>(reader: &mut Reader<'a>, n: usize) -> Result<(), Error> {
+    reader.take(T::FIXED_SIZE.unwrap_or(0) * n).map(drop)
+}
+
+/// Checks `n` entries of a map.
+fn check_entries<'a, K: Decode<'a>, V: Decode<'a>>(
+    reader: &mut Reader<'a>,
+    n: usize,
+) -> Result<(), Error> {
+    (0..n).try_for_each(|_| {
+        K::check(reader)?;
+        V::check(reader)
+    })
+}
+
+/// One struct, message or union not read yet: [read](Self::read) it in one pass, decode it
+/// as a [view](Self::view), or leave it (it is checked when the reading moves on).
+#[must_use = "a record left alone is only checked; read it or view it to see it"]
+pub struct Record<'a, 'r, T> {
+    reader: &'r mut Reader<'a>,
+    state: &'r mut State,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Decode<'a>> Record<'a, '_, T> {
+    /// Where the value starts in the input.
+    pub fn offset(&self) -> usize {
+        self.reader.offset()
+    }
+
+    /// Reads the value in one pass, handing `f` its parts.
+    #[inline]
+    pub fn read<E, F>(self, f: F) -> Result<(), E>
+    where
+        T: ReadOnce<'a>,
+        E: From<Error>,
+        F: FnMut(Part<'_, T>) -> Result<(), E>,
+    {
+        *self.state = State::Broken;
+        T::read_once(self.reader, f)?;
+        *self.state = State::Read;
+        Ok(())
+    }
+
+    /// Decodes the value as a view (validated whole, as `Decode::decode` does).
+    #[inline]
+    pub fn view(self) -> Result<T, Error> {
+        *self.state = State::Broken;
+        let value = self.reader.read()?;
+        *self.state = State::Read;
+        Ok(value)
+    }
+}
+
+/// Where a [`ReadOnce`] implementation keeps the handle it hands out for one part (a
+/// [`Record`], [`Records`] or [`Entries`]) until the callback returns, and then
+/// [finishes](Self::finish) it: moves past whatever the callback did not read, checking it.
+///
+/// The handle reads through a reader of its own, a copy of the implementation's: the
+/// implementation's reader does not escape into the callback and can stay in registers.
+#[doc(hidden)]
+pub struct Slot<'a>(Option<Walk<'a>>);
+
+/// The state of a handed-out handle.
+struct Walk<'a> {
+    /// The handle's reader.
+    own: Reader<'a>,
+    /// Elements or entries not handed out yet.
+    left: usize,
+    /// The state of the value handed out last.
+    state: State,
+    /// Where that value starts.
+    mark: Mark<'a>,
+    /// Checks one value of its type.
+    check: Check<'a>,
+    /// Moves past elements or entries not handed out.
+    rest: Rest<'a>,
+}
+
+impl Default for Slot<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> Slot<'a> {
+    /// An empty slot.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        Slot(None)
+    }
+
+    /// Makes a walk reading from a copy of `reader`.
+    #[inline(always)]
+    fn open(
+        &mut self,
+        own: Reader<'a>,
+        left: usize,
+        state: State,
+        check: Check<'a>,
+        rest: Rest<'a>,
+    ) -> &mut Walk<'a> {
+        let mark = own.mark();
+        self.0.insert(Walk {
+            own,
+            left,
+            state,
+            mark,
+            check,
+            rest,
+        })
+    }
+
+    /// The next value, a struct, message or union, as a [`Record`].
+    #[inline(always)]
+    pub fn record<T: Decode<'a>>(&mut self, reader: &Reader<'a>) -> Record<'a, '_, T> {
+        let walk = self.open(
+            reader.working_copy(),
+            0,
+            State::Unread,
+            T::check,
+            check_each::<T>,
+        );
+        Record {
+            reader: &mut walk.own,
+            state: &mut walk.state,
+            _type: PhantomData,
+        }
+    }
+
+    /// The next value, an array of structs, messages or unions, as [`Records`]. The array
+    /// is checked as decoding checks it: its count against the bytes left, zero-sized
+    /// elements against the budget, and one more nesting level for its elements.
+    #[inline(always)]
+    pub fn records<T: Decode<'a>>(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Records<'a, '_, T>, Error> {
+        let count = reader.read_length(T::MIN_SIZE)?;
+        let nested = reader.element_prelude::<T>(count)?;
+        let mut own = reader.working_copy();
+        let rest: Rest<'a> = if nested {
+            own.descend()?;
+            check_each::<T>
+        } else {
+            take_each::<T>
+        };
+        let walk = self.open(own, count, State::Read, check_one::<T>, rest);
+        Ok(Records {
+            walk,
+            _type: PhantomData,
+        })
+    }
+
+    /// The next value, a map onto structs, messages or unions, as [`Entries`]. The map is
+    /// checked as decoding checks it: its count against the bytes left, zero-sized entries
+    /// against the budget, and one more nesting level for its entries.
+    #[inline(always)]
+    pub fn entries<K: Decode<'a>, V: Decode<'a>>(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Entries<'a, '_, K, V>, Error> {
+        let entry_min = K::MIN_SIZE + V::MIN_SIZE;
+        let count = reader.read_length(entry_min)?;
+        if entry_min == 0 {
+            reader.charge_empty(count)?;
+        }
+        let mut own = reader.working_copy();
+        own.descend()?;
+        let walk = self.open(
+            own,
+            count,
+            State::Read,
+            check_one::<V>,
+            check_entries::<K, V>,
+        );
+        Ok(Entries {
+            walk,
+            _types: PhantomData,
+        })
+    }
+
+    /// Moves `reader` past the value whose handle was handed out, checking what the
+    /// callback did not read; nothing if none was.
+    #[inline(always)]
+    pub fn finish(&mut self, reader: &mut Reader<'a>) -> Result<(), Error> {
+        if let Some(walk) = &mut self.0 {
+            settle(&mut walk.own, &mut walk.state, &walk.mark, walk.check)?;
+            if walk.left > 0 {
+                (walk.rest)(&mut walk.own, walk.left)?;
+            }
+            reader.catch_up(&walk.own);
+        }
+        Ok(())
+    }
+}
+
+/// The elements of an array of structs, messages or unions, handed out one by one
+/// ([`next`](Self::next)); those a callback leaves are checked when the reading moves on.
+#[must_use = "elements left alone are only checked"]
+pub struct Records<'a, 'r, T> {
+    walk: &'r mut Walk<'a>,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Decode<'a>> Records<'a, '_, T> {
+    /// How many elements are left to hand out (all of them, before the first
+    /// [`next`](Self::next)).
+    pub fn len(&self) -> usize {
+        self.walk.left
+    }
+
+    /// True when no element is left to hand out.
+    pub fn is_empty(&self) -> bool {
+        self.walk.left == 0
+    }
+
+    /// The next element, once the one before it is read or checked; `None` after the last.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // each element borrows the walk
+    pub fn next(&mut self) -> Result<Option<Record<'a, '_, T>>, Error> {
+        let walk = &mut *self.walk;
+        settle(&mut walk.own, &mut walk.state, &walk.mark, walk.check)?;
+        if walk.left == 0 {
+            return Ok(None);
+        }
+        walk.left -= 1;
+        walk.mark = walk.own.mark();
+        walk.state = State::Unread;
+        Ok(Some(Record {
+            reader: &mut walk.own,
+            state: &mut walk.state,
+            _type: PhantomData,
+        }))
+    }
+}
+
+/// The entries of a map whose values are structs, messages or unions, handed out one by
+/// one ([`next`](Self::next)): each key decoded, each value a [`Record`].
+#[must_use = "entries left alone are only checked"]
+pub struct Entries<'a, 'r, K, V> {
+    walk: &'r mut Walk<'a>,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
+    /// How many entries are left to hand out.
+    pub fn len(&self) -> usize {
+        self.walk.left
+    }
+
+    /// True when no entry is left to hand out.
+    pub fn is_empty(&self) -> bool {
+        self.walk.left == 0
+    }
+
+    /// The next entry's key and value, once the value before it is read or checked; `None`
+    /// after the last.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // each value borrows the walk
+    pub fn next(&mut self) -> Result<Option<(K, Record<'a, '_, V>)>, Error> {
+        let walk = &mut *self.walk;
+        settle(&mut walk.own, &mut walk.state, &walk.mark, walk.check)?;
+        if walk.left == 0 {
+            return Ok(None);
+        }
+        walk.left -= 1;
+        let key = K::decode(&mut walk.own)?;
+        walk.mark = walk.own.mark();
+        walk.state = State::Unread;
+        let value = Record {
+            reader: &mut walk.own,
+            state: &mut walk.state,
+            _type: PhantomData,
+        };
+        Ok(Some((key, value)))
+    }
+}
+
+/// Reads a message body in one pass, for [`ReadOnce`] implementations: its length, then
+/// `field(reader, tag)` for each tag until the end marker, the end of the body or a tag
+/// `field` does not know (it returns `false`; the rest of the body is skipped, as decoding
+/// skips it).
+#[inline]
+pub fn message<'a, E: From<Error>>(
+    reader: &mut Reader<'a>,
+    mut field: impl FnMut(&mut Reader<'a>, u8) -> Result<bool, E>,
+) -> Result<(), E> {
+    reader.message_with(|r| {
+        loop {
+            let tag = r.read_tag()?;
+            if !field(r, tag)? {
+                return Ok(());
+            }
+        }
+    })
+}
+
+/// Reads a union in one pass, for [`ReadOnce`] implementations: its length and
+/// discriminator, then `branch(reader, discriminator)`, which returns
+/// [`Reader::unknown_discriminator`] for one it does not know.
+#[inline]
+pub fn union<'a, E: From<Error>>(
+    reader: &mut Reader<'a>,
+    branch: impl FnOnce(&mut Reader<'a>, u8) -> Result<(), E>,
+) -> Result<(), E> {
+    reader.union_with(branch)
+}
