@@ -36,6 +36,7 @@ fn bebop(manifest: &std::path::Path, out: &std::path::Path) {
     let code = bebop_codegen_rust::Generator::new()
         .runtime_path("::bebop_runtime")
         .owned_types(true)
+        .one_pass(true)
         .rustfmt(false)
         .file_name("benchmark.rs")
         .generate_request(&request)

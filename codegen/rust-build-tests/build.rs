@@ -10,7 +10,9 @@
 //!   `standard.rs` declaring their modules;
 //! - `spec.rs` from `schemas/spec.bop` (the types of the golden vectors of docs/wire-format.md);
 //! - `recursion.rs` from `schemas/recursion.bop` (a struct that holds an array of itself);
-//! - `runs.rs` from `schemas/runs.bop` (structs with runs of fixed-size fields).
+//! - `runs.rs` from `schemas/runs.bop` (structs with runs of fixed-size fields);
+//! - `once.rs` from `schemas/once.bop` (every shape one-pass reading hands out, generated
+//!   with `one_pass`).
 //!
 //! Every file has owned types under `cfg(feature = "owned")`.
 //!
@@ -99,5 +101,9 @@ fn main() -> Result<(), bebop_build::Error> {
     config(&out_dir, "runs.rs")
         .include(manifest.join("schemas"))
         .compile(&["schemas/runs.bop"])?;
+    config(&out_dir, "once.rs")
+        .include(manifest.join("schemas"))
+        .one_pass(true)
+        .compile(&["schemas/once.bop"])?;
     Ok(())
 }

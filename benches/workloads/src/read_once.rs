@@ -1,6 +1,6 @@
 //! Trees, JSON values and documents read in one pass through `bebop_runtime::once`: the
-//! handles ([`Record`], [`Records`], [`Entries`]) that generated code will hand out, over
-//! [`ReadOnce`] implementations written here the way the generator is to write them.
+//! generated [`ReadOnce`] implementations (`Generator::one_pass`) and the handles they hand
+//! out ([`Record`], [`Records`](bebop_runtime::once::Records), [`Entries`]).
 //!
 //! [`one_pass`](crate::one_pass) reads the same values with `Reader` alone, by hand; these
 //! readers hash exactly what those hash, in the same order, so the two can be timed against
@@ -19,188 +19,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use bebop_runtime::once::{self, Entries, Part, Parts, ReadOnce, Record, Records, Slot};
+use bebop_runtime::once::{Entries, ReadOnce, Record, Slot};
 use bebop_runtime::{Error, Reader};
 
-use crate::bop;
-use crate::bop::json_value as jv;
+use crate::bop::json_value::{BoolPart, ListPart, NumberPart, ObjectPart, StringPart};
+use crate::bop::{self, DocumentPart, JsonValuePart, TreeNodePart};
 use crate::walk::Hasher;
-
-// ---- What the generator is to write for these types ----
-
-/// The parts of a `TreeNode` read in one pass.
-pub enum TreeNodePart<'a, 'r> {
-    /// `value(1): int32`
-    Value(i32),
-    /// `children(2): TreeNode[]`
-    Children(Records<'a, 'r, bop::TreeNode<'a>>),
-}
-
-impl<'a, 'r> Parts<'r> for bop::TreeNode<'a> {
-    type Part = TreeNodePart<'a, 'r>;
-}
-
-impl<'a> ReadOnce<'a> for bop::TreeNode<'a> {
-    #[inline]
-    fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
-    where
-        E: From<Error>,
-        F: FnMut(Part<'_, Self>) -> Result<(), E>,
-    {
-        once::message(reader, |reader, tag| {
-            let mut slot = Slot::new();
-            let part = match tag {
-                1 => TreeNodePart::Value(reader.read()?),
-                2 => TreeNodePart::Children(slot.records(reader)?),
-                _ => return Ok(false),
-            };
-            f(part)?;
-            slot.finish(reader)?;
-            Ok(true)
-        })
-    }
-}
-
-/// The branch of a `JsonValue` read in one pass.
-pub enum JsonValuePart<'a, 'r> {
-    /// `Null(1): JsonNull`
-    Null(Record<'a, 'r, bop::JsonNull>),
-    /// `Bool(2)`: an inline message.
-    Bool(Record<'a, 'r, jv::Bool>),
-    /// `Number(3)`: an inline message.
-    Number(Record<'a, 'r, jv::Number>),
-    /// `String(4)`: an inline message.
-    String(Record<'a, 'r, jv::String<'a>>),
-    /// `List(5)`: an inline message.
-    List(Record<'a, 'r, jv::List<'a>>),
-    /// `Object(6)`: an inline message.
-    Object(Record<'a, 'r, jv::Object<'a>>),
-}
-
-impl<'a, 'r> Parts<'r> for bop::JsonValue<'a> {
-    type Part = JsonValuePart<'a, 'r>;
-}
-
-impl<'a> ReadOnce<'a> for bop::JsonValue<'a> {
-    #[inline]
-    fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
-    where
-        E: From<Error>,
-        F: FnMut(Part<'_, Self>) -> Result<(), E>,
-    {
-        once::union(reader, |reader, discriminator| {
-            let mut slot = Slot::new();
-            let part = match discriminator {
-                1 => JsonValuePart::Null(slot.record(reader)),
-                2 => JsonValuePart::Bool(slot.record(reader)),
-                3 => JsonValuePart::Number(slot.record(reader)),
-                4 => JsonValuePart::String(slot.record(reader)),
-                5 => JsonValuePart::List(slot.record(reader)),
-                6 => JsonValuePart::Object(slot.record(reader)),
-                _ => return Err(reader.unknown_discriminator(discriminator).into()),
-            };
-            f(part)?;
-            slot.finish(reader)?;
-            Ok(())
-        })
-    }
-}
-
-/// The parts of a JSON list read in one pass.
-pub enum ListPart<'a, 'r> {
-    /// `values(1): JsonValue[]`
-    Values(Records<'a, 'r, bop::JsonValue<'a>>),
-}
-
-impl<'a, 'r> Parts<'r> for jv::List<'a> {
-    type Part = ListPart<'a, 'r>;
-}
-
-impl<'a> ReadOnce<'a> for jv::List<'a> {
-    #[inline]
-    fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
-    where
-        E: From<Error>,
-        F: FnMut(Part<'_, Self>) -> Result<(), E>,
-    {
-        once::message(reader, |reader, tag| {
-            let mut slot = Slot::new();
-            let part = match tag {
-                1 => ListPart::Values(slot.records(reader)?),
-                _ => return Ok(false),
-            };
-            f(part)?;
-            slot.finish(reader)?;
-            Ok(true)
-        })
-    }
-}
-
-/// The parts of a JSON object read in one pass.
-pub enum ObjectPart<'a, 'r> {
-    /// `fields(1): map[string, JsonValue]`
-    Fields(Entries<'a, 'r, &'a str, bop::JsonValue<'a>>),
-}
-
-impl<'a, 'r> Parts<'r> for jv::Object<'a> {
-    type Part = ObjectPart<'a, 'r>;
-}
-
-impl<'a> ReadOnce<'a> for jv::Object<'a> {
-    #[inline]
-    fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
-    where
-        E: From<Error>,
-        F: FnMut(Part<'_, Self>) -> Result<(), E>,
-    {
-        once::message(reader, |reader, tag| {
-            let mut slot = Slot::new();
-            let part = match tag {
-                1 => ObjectPart::Fields(slot.entries(reader)?),
-                _ => return Ok(false),
-            };
-            f(part)?;
-            slot.finish(reader)?;
-            Ok(true)
-        })
-    }
-}
-
-/// The parts of a `Document` read in one pass.
-pub enum DocumentPart<'a, 'r> {
-    /// `title(1): string`
-    Title(&'a str),
-    /// `body(2): string`
-    Body(&'a str),
-    /// `metadata(3): map[string, JsonValue]`
-    Metadata(Entries<'a, 'r, &'a str, bop::JsonValue<'a>>),
-}
-
-impl<'a, 'r> Parts<'r> for bop::Document<'a> {
-    type Part = DocumentPart<'a, 'r>;
-}
-
-impl<'a> ReadOnce<'a> for bop::Document<'a> {
-    #[inline]
-    fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
-    where
-        E: From<Error>,
-        F: FnMut(Part<'_, Self>) -> Result<(), E>,
-    {
-        once::message(reader, |reader, tag| {
-            let mut slot = Slot::new();
-            let part = match tag {
-                1 => DocumentPart::Title(reader.read()?),
-                2 => DocumentPart::Body(reader.read()?),
-                3 => DocumentPart::Metadata(slot.entries(reader)?),
-                _ => return Ok(false),
-            };
-            f(part)?;
-            slot.finish(reader)?;
-            Ok(true)
-        })
-    }
-}
 
 // ---- Readers over the parts, hashing what `one_pass` hashes ----
 
@@ -244,8 +68,7 @@ fn tree<'a>(node: Record<'a, '_, bop::TreeNode<'a>>, h: &mut Hasher) -> Result<(
     Ok(())
 }
 
-/// One `JsonValue` (a [`ReadFn`](crate::one_pass::ReadFn)). Scalar branches are decoded as
-/// views of their messages; lists and objects element by element.
+/// One `JsonValue` (a [`ReadFn`](crate::one_pass::ReadFn)), every branch read in one pass.
 pub fn read_json(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
     bop::JsonValue::read_once(r, |part| json(part, h))
 }
@@ -255,23 +78,35 @@ pub fn read_json(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
 fn json(part: JsonValuePart<'_, '_>, h: &mut Hasher) -> Result<(), Error> {
     match part {
         JsonValuePart::Null(r) => {
-            r.view()?;
+            r.read(|part| match part {})?;
             h.int(1);
         }
         JsonValuePart::Bool(r) => {
-            let b = r.view()?;
+            let mut value = false;
+            r.read(|BoolPart::Value(v)| {
+                value = v;
+                Ok::<_, Error>(())
+            })?;
             h.int(2);
-            h.int(u64::from(b.value.unwrap_or_default()));
+            h.int(u64::from(value));
         }
         JsonValuePart::Number(r) => {
-            let n = r.view()?;
+            let mut value = 0f64;
+            r.read(|NumberPart::Value(v)| {
+                value = v;
+                Ok::<_, Error>(())
+            })?;
             h.int(3);
-            h.int(n.value.unwrap_or_default().to_bits());
+            h.int(value.to_bits());
         }
         JsonValuePart::String(r) => {
-            let s = r.view()?;
+            let mut value = "";
+            r.read(|StringPart::Value(v)| {
+                value = v;
+                Ok::<_, Error>(())
+            })?;
             h.int(4);
-            h.str(s.value.unwrap_or_default());
+            h.str(value);
         }
         JsonValuePart::List(r) => {
             h.int(5);

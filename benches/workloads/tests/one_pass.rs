@@ -7,9 +7,11 @@
 use bebop_runtime::once::{self, Record, Slot};
 use bebop_runtime::{Decode, EncodeExt, Error, Limits, Reader};
 use bebop_workloads::bop;
+use bebop_workloads::bop::json_value::{ListPart, ObjectPart};
+use bebop_workloads::bop::{JsonValuePart, TreeNodePart};
 use bebop_workloads::data::Dataset;
 use bebop_workloads::one_pass::{self, read_all};
-use bebop_workloads::read_once::{self, JsonValuePart, ListPart, ObjectPart, TreeNodePart};
+use bebop_workloads::read_once;
 use bebop_workloads::shape::Shape;
 use bebop_workloads::walk::checksum;
 use proptest::prelude::*;

@@ -188,6 +188,14 @@ impl Config {
         self
     }
 
+    /// Generates one-pass reading (`once::ReadOnce`) for every struct, message and union
+    /// view; see [`Generator::one_pass`](bebop_codegen_rust::Generator::one_pass). Off by
+    /// default.
+    pub fn one_pass(&mut self, on: bool) -> &mut Config {
+        self.options.one_pass = on;
+        self
+    }
+
     /// A `cfg` predicate gating the serde derives, such as `feature = "serde"`; `None` (the
     /// default) for none.
     pub fn serde_cfg(&mut self, predicate: Option<&str>) -> &mut Config {

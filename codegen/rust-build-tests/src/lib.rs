@@ -8,6 +8,7 @@
 //! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of `docs/wire-format.md`;
 //! - [`recursion`]: `schemas/recursion.bop`, a struct that holds an array of itself.
 //! - [`runs`]: `schemas/runs.bop`, structs with runs of fixed-size fields.
+//! - [`once`]: `schemas/once.bop`, every shape one-pass reading hands out (`one_pass`).
 //!
 //! The reference fixtures are not compiled here a second time: `bebop-build`'s output for
 //! every one of them must equal the golden file `codegen/rust/tests/expected/NAME.rs` (test
@@ -57,4 +58,9 @@ pub mod recursion {
 /// Generated from `schemas/runs.bop`.
 pub mod runs {
     include!(concat!(env!("OUT_DIR"), "/runs.rs"));
+}
+
+/// Generated from `schemas/once.bop`, with one-pass reading.
+pub mod once {
+    include!(concat!(env!("OUT_DIR"), "/once.rs"));
 }

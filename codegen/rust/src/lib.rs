@@ -353,6 +353,33 @@ impl Generator {
         self
     }
 
+    /// Also generates one-pass reading for every struct, message and union view: an enum
+    /// `NamePart` of what reading it hands a callback (a struct's or message's fields, a
+    /// union's branch; nested records as handles) and impls of the runtime's `once::Parts`
+    /// and `once::ReadOnce`, so that `once::read_once::<Name, _>(bytes, |part| ..)` reads a
+    /// value once, validating it exactly as `Name::from_bytes` does (docs/decisions.md D47).
+    /// Off by default; nothing of it is compiled into a program that does not call it.
+    ///
+    /// ```
+    /// let set = bebopc::Compiler::new()
+    ///     .compile_source("tree.bop", "message Node { value(1): int32; children(2): Node[]; }")
+    ///     .descriptor_set(&Default::default())
+    ///     .expect("compiles");
+    /// let code = bebop_codegen_rust::Generator::new()
+    ///     .one_pass(true)
+    ///     .rustfmt(false)
+    ///     .generate(&set, &[])?;
+    /// let text = &code.files[0].content;
+    /// assert!(text.contains("pub enum NodePart<'a, 'r>"));
+    /// assert!(text.contains("Children(::bebop_runtime::once::Records<'a, 'r, Node<'a>>)"));
+    /// # Ok::<(), bebop_codegen_rust::GenerateError>(())
+    /// ```
+    #[must_use]
+    pub fn one_pass(mut self, on: bool) -> Self {
+        self.options.one_pass = on;
+        self
+    }
+
     /// Adds `attribute` (one or more outer attributes, such as `#[derive(Hash)]` or
     /// `#[cfg_attr(feature = "x", derive(PartialOrd))]`) to every generated type `path`
     /// matches: structs, messages, unions, enums and `@flags` enums. A record with

@@ -173,6 +173,10 @@ pub struct Options {
     /// A `cfg` predicate gating the serde derives, such as `feature = "serde"`; `None` for no
     /// gate.
     pub serde_cfg: Option<String>,
+    /// Also generate one-pass reading for every struct, message and union view: an enum of
+    /// its parts and impls of the runtime's `once::Parts` and `once::ReadOnce`
+    /// ([`Generator::one_pass`](crate::Generator::one_pass)). Off by default.
+    pub one_pass: bool,
     /// Attributes added to generated types, in order
     /// ([`Generator::type_attribute`](crate::Generator::type_attribute)).
     pub type_attributes: Vec<AttributeRule>,
@@ -199,6 +203,7 @@ impl Default for Options {
             async_rpc_cfg: None,
             serde: false,
             serde_cfg: None,
+            one_pass: false,
             type_attributes: Vec::new(),
             field_attributes: Vec::new(),
             extern_paths: Vec::new(),
@@ -219,6 +224,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "async_rpc_cfg",
     "serde",
     "serde_cfg",
+    "one_pass",
     "type_attribute",
     "view_type_attribute",
     "owned_type_attribute",
@@ -245,6 +251,7 @@ impl Options {
     /// | `async_rpc_cfg` | a cfg predicate, or empty for none |
     /// | `serde` | `true` / `false` |
     /// | `serde_cfg` | a cfg predicate, or empty for none |
+    /// | `one_pass` | `true` / `false` |
     /// | `type_attribute` | `PATH=ATTRIBUTE`, e.g. `.shop.Item=#[derive(Hash)]` (repeatable) |
     /// | `view_type_attribute`, `owned_type_attribute` | the same, for one form only |
     /// | `field_attribute` | `PATH=ATTRIBUTE`, e.g. `Item.name=#[doc(alias = "title")]` (repeatable) |
@@ -347,6 +354,7 @@ impl Options {
             "async_rpc_cfg" => self.async_rpc_cfg = cfg(value),
             "serde" => self.serde = parse_bool(key, value)?,
             "serde_cfg" => self.serde_cfg = cfg(value),
+            "one_pass" => self.one_pass = parse_bool(key, value)?,
             "type_attribute"
             | "view_type_attribute"
             | "owned_type_attribute"

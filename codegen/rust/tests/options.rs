@@ -246,6 +246,9 @@ fn rules_parse_from_parameters_and_build_options() {
     .unwrap();
     assert!(o.serde);
     assert_eq!(o.serde_cfg.as_deref(), Some(r#"feature = "serde""#));
+    assert!(!o.one_pass, "one-pass reading is off unless asked for");
+    assert!(Options::from_parameter("one_pass=true").unwrap().one_pass);
+    assert!(Options::from_parameter("one_pass=maybe").is_err());
     let forms: Vec<(&str, &str, AttributeForm)> = o
         .type_attributes
         .iter()

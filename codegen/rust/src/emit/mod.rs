@@ -4,6 +4,7 @@
 mod consts;
 mod defmt;
 mod enums;
+mod once;
 mod owned;
 mod records;
 mod services;
@@ -205,7 +206,10 @@ impl<'m, 'd> Emitter<'m, 'd> {
         match source {
             Source::View(id) => match &self.def(id).body {
                 Body::Struct { .. } | Body::Message { .. } | Body::Union { .. } => {
-                    text(&|c| self.record_view(c, id))
+                    let mut code = Code::new(depth);
+                    self.record_view(&mut code, id);
+                    self.one_pass(&mut code, id)?;
+                    Ok(Item::Text(code.into_text()))
                 }
                 Body::Enum { .. } => text(&|c| self.enumeration(c, id)),
                 Body::Flags { .. } => text(&|c| self.flags(c, id)),

@@ -1,0 +1,458 @@
+//! One-pass reading of generated code (`schemas/once.bop`, generated with `one_pass`): a
+//! reader that reads every part reads what the view holds, and whatever a reader does
+//! (reads everything, reads nothing, leaves or abandons some values) its verdict on any
+//! input is `from_bytes`'s, the same error at the same position.
+
+use bebop_core::once::{self, Record};
+use bebop_core::{Decode, Encode, Error, Reader};
+use bebop_rust_build_tests::once::style::{FancyPart, PlainPart};
+use bebop_rust_build_tests::once::{
+    self as schema, FlaggedPart, LabelPart, LinkPart, PointPartPart, PointReadOncePart, ShapePart,
+    StylePart,
+};
+use proptest::prelude::*;
+
+/// What a reader does with the `i`-th record it is handed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Reads every record whole.
+    All,
+    /// Reads one in three, leaves one, and gives up on one after its first part (with an
+    /// error of its own, which it ignores).
+    Skim,
+}
+
+/// The caller's own error.
+#[derive(Debug)]
+struct Enough;
+impl From<Error> for Enough {
+    fn from(_: Error) -> Self {
+        Enough
+    }
+}
+
+/// A reader's trace: the leaf values it saw, in the order it saw them.
+type Trace = Vec<String>;
+
+/// Hands `record` to `whole`, or (skimming) leaves or abandons it.
+fn visit<'a, T: once::ReadOnce<'a>>(
+    mode: Mode,
+    i: usize,
+    record: Record<'a, '_, T>,
+    whole: impl FnOnce(Record<'a, '_, T>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    match (mode, i % 3) {
+        (Mode::All, _) | (Mode::Skim, 0) => whole(record),
+        (_, 1) => Ok(()),
+        _ => {
+            let _ = record.read(|_| Err(Enough));
+            Ok(())
+        }
+    }
+}
+
+fn point(r: Record<'_, '_, schema::Point>, t: &mut Trace) -> Result<(), Error> {
+    r.read(|part| {
+        t.push(match part {
+            PointReadOncePart::X(x) => format!("x{x}"),
+            PointReadOncePart::Y(y) => format!("y{y}"),
+        });
+        Ok::<_, Error>(())
+    })
+}
+
+fn label<'a>(r: Record<'a, '_, schema::Label<'a>>, m: Mode, t: &mut Trace) -> Result<(), Error> {
+    r.read(|part| {
+        match part {
+            LabelPart::Text(s) => t.push(format!("text {s}")),
+            LabelPart::Color(c) => t.push(format!("color {c:?}")),
+            LabelPart::At(p) => visit(m, 0, p, |p| point(p, t))?,
+        }
+        Ok::<_, Error>(())
+    })
+}
+
+fn style<'a>(r: Record<'a, '_, schema::Style<'a>>, m: Mode, t: &mut Trace) -> Result<(), Error> {
+    r.read(|part| {
+        match part {
+            StylePart::Plain(p) => p.read(|PlainPart::Width(w)| {
+                t.push(format!("width {w}"));
+                Ok::<_, Error>(())
+            })?,
+            StylePart::Fancy(f) => f.read(|part| {
+                match part {
+                    FancyPart::Label(l) => visit(m, 0, l, |l| label(l, m, t))?,
+                    FancyPart::Shapes(mut shapes) => {
+                        t.push(format!("shapes {}", shapes.len()));
+                        let mut i = 0;
+                        while let Some(s) = shapes.next()? {
+                            visit(m, i, s, |s| shape(s, m, t))?;
+                            i += 1;
+                        }
+                    }
+                }
+                Ok::<_, Error>(())
+            })?,
+            StylePart::Blank(b) => {
+                b.read(|part| match part {})?;
+                t.push("blank".into());
+            }
+            StylePart::Unknown {
+                discriminator,
+                body,
+            } => t.push(format!("unknown {discriminator} {body:?}")),
+        }
+        Ok::<_, Error>(())
+    })
+}
+
+/// Reads a `Shape` (every part, or skimming), tracing what a view trace holds.
+fn shape<'a>(r: Record<'a, '_, schema::Shape<'a>>, m: Mode, t: &mut Trace) -> Result<(), Error> {
+    r.read(|part| {
+        match part {
+            ShapePart::Name(s) => t.push(format!("name {s}")),
+            ShapePart::Points(mut points) => {
+                t.push(format!("points {}", points.len()));
+                let mut i = 0;
+                while let Some(p) = points.next()? {
+                    visit(m, i, p, |p| point(p, t))?;
+                    i += 1;
+                }
+            }
+            ShapePart::Flags(mut flags) => {
+                while let Some(f) = flags.next()? {
+                    f.read(|part| {
+                        t.push(match part {
+                            FlaggedPart::On(b) => format!("on {b}"),
+                            FlaggedPart::N(n) => format!("n {n}"),
+                        });
+                        Ok::<_, Error>(())
+                    })?;
+                }
+            }
+            ShapePart::Labels(mut labels) => {
+                t.push(format!("labels {}", labels.len()));
+                let mut i = 0;
+                while let Some((key, l)) = labels.next()? {
+                    t.push(format!("key {key}"));
+                    visit(m, i, l, |l| label(l, m, t))?;
+                    i += 1;
+                }
+            }
+            ShapePart::Children(mut children) => {
+                t.push(format!("children {}", children.len()));
+                let mut i = 0;
+                while let Some(c) = children.next()? {
+                    visit(m, i, c, |c| shape(c, m, t))?;
+                    i += 1;
+                }
+            }
+            ShapePart::Anchor(p) => {
+                t.push("anchor".into());
+                visit(m, 0, p, |p| point(p, t))?;
+            }
+            ShapePart::Style(s) => visit(m, 0, s, |s| style(s, m, t))?,
+            ShapePart::Tags(tags) => t.push(format!("tags {}", tags.len())),
+            ShapePart::Grid(grid) => t.push(format!("grid {}", grid.len())),
+            ShapePart::Lookup(mut lookup) => {
+                t.push(format!("lookup {}", lookup.len()));
+                let mut i = 0;
+                while let Some((key, s)) = lookup.next()? {
+                    t.push(format!("key {key}"));
+                    visit(m, i, s, |s| shape(s, m, t))?;
+                    i += 1;
+                }
+            }
+            ShapePart::Empty(e) => {
+                e.read(|part| match part {})?;
+                t.push("empty".into());
+            }
+            ShapePart::Nothing(mut nothing) => {
+                t.push(format!("nothing {}", nothing.len()));
+                while let Some(n) = nothing.next()? {
+                    n.read(|part| match part {})?;
+                }
+            }
+            ShapePart::Other(o) => o.read(|PointPartPart::Z(z)| {
+                t.push(format!("z{z}"));
+                Ok::<_, Error>(())
+            })?,
+            ShapePart::Link(l) => l.read(|part| {
+                if let LinkPart::Id(id) = part {
+                    t.push(format!("link {id}"));
+                }
+                Ok::<_, Error>(())
+            })?,
+        }
+        Ok::<_, Error>(())
+    })
+}
+
+/// Reads all of `bytes` as a `Shape` in one pass.
+fn read_shape(bytes: &[u8], m: Mode) -> Result<Trace, Error> {
+    let (mut r, mut slot) = (Reader::new(bytes), once::Slot::new());
+    let mut t = Trace::new();
+    shape(slot.record(&r), m, &mut t)?;
+    slot.finish(&mut r)?;
+    r.finish()?;
+    Ok(t)
+}
+
+fn trace_point(p: &schema::Point, t: &mut Trace) {
+    t.push(format!("x{}", p.x));
+    t.push(format!("y{}", p.y));
+}
+
+fn trace_label(l: &schema::Label<'_>, t: &mut Trace) {
+    t.push(format!("text {}", l.text));
+    t.push(format!("color {:?}", l.color));
+    trace_point(&l.at, t);
+}
+
+/// The trace of a view, for input whose fields are in tag order.
+fn trace_view(s: &schema::Shape<'_>, t: &mut Trace) {
+    if let Some(name) = s.name {
+        t.push(format!("name {name}"));
+    }
+    if let Some(points) = s.points {
+        t.push(format!("points {}", points.len()));
+        points.iter().for_each(|p| trace_point(&p, t));
+    }
+    if let Some(flags) = s.flags {
+        for f in flags.iter() {
+            t.push(format!("on {}", f.on));
+            t.push(format!("n {}", f.n));
+        }
+    }
+    if let Some(labels) = s.labels {
+        t.push(format!("labels {}", labels.len()));
+        for (k, l) in labels.iter() {
+            t.push(format!("key {k}"));
+            trace_label(&l, t);
+        }
+    }
+    if let Some(children) = s.children {
+        t.push(format!("children {}", children.len()));
+        children.iter().for_each(|c| trace_view(&c, t));
+    }
+    if let Some(anchor) = s.anchor {
+        t.push("anchor".into());
+        trace_point(&anchor, t);
+    }
+    match s.style {
+        Some(schema::Style::Plain(p)) => t.push(format!("width {}", p.width)),
+        Some(schema::Style::Fancy(f)) => {
+            if let Some(l) = f.label {
+                trace_label(&l, t);
+            }
+            if let Some(shapes) = f.shapes {
+                t.push(format!("shapes {}", shapes.len()));
+                shapes.iter().for_each(|c| trace_view(&c, t));
+            }
+        }
+        Some(schema::Style::Blank(_)) => t.push("blank".into()),
+        Some(schema::Style::Unknown {
+            discriminator,
+            body,
+        }) => t.push(format!("unknown {discriminator} {body:?}")),
+        None => {}
+    }
+    if let Some(tags) = s.tags {
+        t.push(format!("tags {}", tags.len()));
+    }
+    if let Some(grid) = s.grid {
+        t.push(format!("grid {}", grid.len()));
+    }
+    if let Some(lookup) = s.lookup {
+        t.push(format!("lookup {}", lookup.len()));
+        for (k, c) in lookup.iter() {
+            t.push(format!("key {k}"));
+            trace_view(&c, t);
+        }
+    }
+    if s.empty.is_some() {
+        t.push("empty".into());
+    }
+    if let Some(nothing) = s.nothing {
+        t.push(format!("nothing {}", nothing.len()));
+    }
+    if let Some(link) = s.link {
+        t.push(format!("link {}", link.id));
+    }
+    if let Some(other) = s.other {
+        t.push(format!("z{}", other.z));
+    }
+}
+
+/// A shape with every field set, nesting `depth` levels of children.
+fn sample(depth: u32) -> schema::owned::Shape {
+    let leaf = |n: u32| schema::owned::Shape {
+        name: Some(format!("leaf{n}")),
+        anchor: Some(schema::Point { x: -1, y: n as i32 }),
+        ..Default::default()
+    };
+    let children = (0..2)
+        .map(|i| {
+            if depth == 0 {
+                leaf(i)
+            } else {
+                sample(depth - 1)
+            }
+        })
+        .collect();
+    let label = |s: &str| schema::owned::Label {
+        text: s.into(),
+        color: schema::Color::Green,
+        at: schema::Point { x: 3, y: 4 },
+    };
+    schema::owned::Shape {
+        name: Some(format!("shape{depth} é")),
+        points: Some(vec![
+            schema::Point { x: 1, y: 2 },
+            schema::Point { x: -5, y: 7 },
+        ]),
+        flags: Some(vec![schema::Flagged { on: true, n: 9 }]),
+        labels: Some([("a".into(), label("α")), ("b".into(), label("b"))].into()),
+        children: Some(children),
+        anchor: Some(schema::Point { x: 8, y: 9 }),
+        style: Some(if depth % 2 == 0 {
+            schema::owned::Style::Fancy(schema::owned::style::Fancy {
+                label: Some(label("fancy")),
+                shapes: Some(vec![leaf(7)]),
+            })
+        } else {
+            schema::owned::Style::Plain(schema::style::Plain { width: 1.5 })
+        }),
+        tags: Some(vec!["t1".into(), "t2".into()]),
+        grid: Some(vec![vec![schema::Point { x: 0, y: 0 }], vec![]]),
+        lookup: Some([(5, leaf(5))].into()),
+        empty: Some(schema::Empty {}),
+        nothing: Some(vec![schema::Nothing {}; 3]),
+        link: Some(schema::owned::Link {
+            id: 77,
+            chain: Box::new(schema::owned::Chain { next: None }),
+        }),
+        other: Some(schema::PointPart { z: 5 }),
+    }
+}
+
+fn encode(shape: &schema::owned::Shape) -> Vec<u8> {
+    let mut bytes = vec![0; shape.encoded_size()];
+    let n = shape.encode_into(&mut bytes).expect("encodes");
+    bytes.truncate(n);
+    bytes
+}
+
+/// Every reader's verdict on `bytes` against `from_bytes`'s: `Err` describing the first
+/// disagreement.
+fn agree(bytes: &[u8]) -> Result<(), String> {
+    let view = schema::Shape::from_bytes(bytes).map(drop);
+    let noop = once::read_once::<schema::Shape, Error>(bytes, |_| Ok(()));
+    let all = read_shape(bytes, Mode::All).map(drop);
+    let skim = read_shape(bytes, Mode::Skim).map(drop);
+    for (name, got) in [("nothing read", noop), ("all read", all), ("skimmed", skim)] {
+        if got != view {
+            return Err(format!(
+                "{name}: {got:?}, from_bytes {view:?} on {} bytes {bytes:02x?}",
+                bytes.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn reading_every_part_sees_what_the_view_holds() {
+    for depth in 0..3 {
+        let bytes = encode(&sample(depth));
+        let view = schema::Shape::from_bytes(&bytes).expect("decodes");
+        let mut expected = Trace::new();
+        trace_view(&view, &mut expected);
+        assert_eq!(read_shape(&bytes, Mode::All), Ok(expected), "depth {depth}");
+        assert!(read_shape(&bytes, Mode::Skim).is_ok());
+    }
+}
+
+#[test]
+fn an_unknown_branch_of_a_forward_compatible_union_is_handed_out_as_read() {
+    // Shape { style(7): union of 3 bytes, discriminator 9, body [1, 2] }.
+    let bytes = [9, 0, 0, 0, 7, 3, 0, 0, 0, 9, 1, 2, 0];
+    let view = schema::Shape::from_bytes(&bytes).expect("decodes");
+    let mut expected = Trace::new();
+    trace_view(&view, &mut expected);
+    assert_eq!(expected, ["unknown 9 [1, 2]"]);
+    assert_eq!(read_shape(&bytes, Mode::All), Ok(expected));
+}
+
+#[test]
+fn every_prefix_and_corrupted_byte_gets_the_views_verdict() {
+    let bytes = encode(&sample(1));
+    let mut failures = Vec::new();
+    for n in 0..bytes.len() {
+        failures.extend(agree(&bytes[..n]).err());
+    }
+    for i in 0..bytes.len() {
+        for b in [
+            0x00,
+            0x01,
+            0x02,
+            0x7f,
+            0x80,
+            0xff,
+            bytes[i] ^ 0x80,
+            bytes[i].wrapping_add(1),
+        ] {
+            let mut v = bytes.clone();
+            v[i] = b;
+            failures.extend(agree(&v).err());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements, the first: {}",
+        failures.len(),
+        failures[0]
+    );
+}
+
+#[test]
+fn nesting_past_the_depth_limit_fails_where_the_view_fails() {
+    let mut deep = schema::owned::Shape::default();
+    for _ in 0..80 {
+        deep = schema::owned::Shape {
+            children: Some(vec![deep]),
+            ..Default::default()
+        };
+    }
+    let bytes = encode(&deep);
+    assert!(
+        schema::Shape::from_bytes(&bytes).is_err(),
+        "deeper than the limit"
+    );
+    agree(&bytes).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The sample's bytes, built once.
+fn sample_bytes() -> &'static Vec<u8> {
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| encode(&sample(2)))
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_get_the_views_verdict(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        agree(&bytes).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn mutated_shapes_get_the_views_verdict(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+    ) {
+        let mut bytes = sample_bytes().clone();
+        for (at, b) in &edits {
+            let i = at.index(bytes.len());
+            bytes[i] = *b;
+        }
+        agree(&bytes).map_err(TestCaseError::fail)?;
+    }
+}

@@ -1,0 +1,370 @@
+//! One-pass reading (`Options::one_pass`): for each struct, message and union view, an enum
+//! of the parts `ReadOnce::read_once` hands its callback, and the `Parts` and `ReadOnce`
+//! impls (the runtime's `once` module, docs/decisions.md D47).
+//!
+//! Written as tokens: the output is laid out by prettyplease and rustfmt, not by the text
+//! layout the other records use.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::Emitter;
+use crate::GenerateError;
+use crate::layout::{Code, tokens_text};
+use crate::model::{Body, DefId, Field, Ty};
+use crate::names::ident;
+
+/// How a field or branch is handed to the callback.
+enum Handed {
+    /// Decoded (validated) with `reader.read()`: its view type.
+    Value(TokenStream),
+    /// A struct, message or union, as a `Record`.
+    Record(TokenStream),
+    /// An array of them, as `Records`.
+    Records(TokenStream),
+    /// A map onto them, as `Entries` (key type, value type).
+    Entries(TokenStream, TokenStream),
+}
+
+impl Handed {
+    /// Whether the part holds a handle (and so the reader's borrow, `'r`).
+    fn is_handle(&self) -> bool {
+        !matches!(self, Handed::Value(_))
+    }
+
+    /// The type of the part's payload.
+    fn ty(&self, rt: &TokenStream) -> TokenStream {
+        match self {
+            Handed::Value(ty) => ty.clone(),
+            Handed::Record(ty) => quote!(#rt::once::Record<'a, 'r, #ty>),
+            Handed::Records(ty) => quote!(#rt::once::Records<'a, 'r, #ty>),
+            Handed::Entries(k, v) => quote!(#rt::once::Entries<'a, 'r, #k, #v>),
+        }
+    }
+
+    /// The expression that makes the payload from `reader` (and `slot`).
+    fn make(&self) -> TokenStream {
+        match self {
+            Handed::Value(_) => quote!(reader.read()?),
+            Handed::Record(_) => quote!(slot.record(reader)),
+            Handed::Records(_) => quote!(slot.records(reader)?),
+            Handed::Entries(..) => quote!(slot.entries(reader)?),
+        }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// Whether `ty` is a struct, message or union.
+    fn is_record_ty(&self, ty: &Ty) -> bool {
+        matches!(ty, Ty::Def(id) if self.def(*id).is_record())
+    }
+
+    /// How field `f` of a record in module `from` is handed out.
+    fn handed(&self, from: &[String], f: &Field) -> Handed {
+        if f.lazy {
+            let rt = &self.rt;
+            let inner = self.view_ty(from, &f.ty);
+            return Handed::Value(quote!(#rt::Lazy<'a, #inner>));
+        }
+        match &f.ty {
+            ty @ Ty::Def(_) if self.is_record_ty(ty) => Handed::Record(self.view_ty(from, ty)),
+            Ty::Array(el) if self.is_record_ty(el) => Handed::Records(self.view_ty(from, el)),
+            Ty::Map(k, v) if self.is_record_ty(v) => {
+                Handed::Entries(self.view_ty(from, k), self.view_ty(from, v))
+            }
+            ty => Handed::Value(self.view_ty(from, ty)),
+        }
+    }
+
+    /// The part enum, `Parts` and `ReadOnce` of a struct, message or union view, when
+    /// one-pass reading is on.
+    pub(crate) fn one_pass(&self, code: &mut Code, id: DefId) -> Result<(), GenerateError> {
+        if !self.opts.one_pass {
+            return Ok(());
+        }
+        let d = self.def(id);
+        let rt = &self.rt;
+        let from = &d.module;
+        let name = ident(&d.name);
+        let part = self.part_ident(id);
+        let self_ty = self.view_type_of(from, id);
+        let allow = if self.touches_deprecated(id) {
+            quote!(#[allow(deprecated)])
+        } else {
+            TokenStream::new()
+        };
+        // Variants: (name, docs, payload); a union's unknown branch is written apart.
+        let mut variants: Vec<(Ident, String, Handed)> = Vec::new();
+        let mut unknown = None;
+        match &d.body {
+            Body::Struct { fields, .. } | Body::Message { fields } => {
+                let message = matches!(d.body, Body::Message { .. });
+                for f in fields {
+                    let doc = if message {
+                        format!(" `{}({}): {}`", f.src_name, f.tag, f.ty_text)
+                    } else {
+                        format!(" `{}: {}`", f.src_name, f.ty_text)
+                    };
+                    let mut v = self.variant_ident(&f.name);
+                    if variants.iter().any(|(o, _, _)| *o == v) {
+                        v = format_ident!("{}{}", v, variants.len());
+                    }
+                    variants.push((v, doc, self.handed(from, f)));
+                }
+            }
+            Body::Union {
+                branches,
+                unknown: u,
+            } => {
+                for b in branches {
+                    let doc = format!(" `{}({})`", b.src_name, b.discriminator);
+                    let ty = self.view_type_of(from, b.target);
+                    variants.push((ident(&b.name), doc, Handed::Record(ty)));
+                }
+                unknown = u.as_ref().map(|u| ident(u));
+            }
+            _ => return Ok(()),
+        }
+        let handles = variants.iter().any(|(_, _, h)| h.is_handle());
+        let borrows = handles
+            || unknown.is_some()
+            || variants
+                .iter()
+                .any(|(_, _, h)| tokens_text(&h.ty(rt)).contains("'a"));
+        let generics = match (borrows, handles) {
+            (_, true) => quote!(<'a, 'r>),
+            (true, false) => quote!(<'a>),
+            (false, false) => TokenStream::new(),
+        };
+        let arms: Vec<TokenStream> = variants
+            .iter()
+            .map(|(v, doc, h)| {
+                let ty = h.ty(rt);
+                quote!(#[doc = #doc] #v(#ty),)
+            })
+            .collect();
+        let unknown_variant = unknown.as_ref().map(|u| {
+            quote! {
+                /// A branch this code does not know (the union is `@forward_compatible`).
+                #u {
+                    /// The discriminator read.
+                    discriminator: u8,
+                    /// The branch body, as read.
+                    body: &'a [u8],
+                },
+            }
+        });
+        let what = match &d.body {
+            Body::Union { .. } => "its branch",
+            Body::Message { .. } => "its fields as they arrive",
+            _ => "its fields in order",
+        };
+        let doc = format!(" What reading a [`{name}`] in one pass hands its callback: {what}.");
+        let doc_trait = format!(" See [`ReadOnce`]({}::once::ReadOnce).", self.rt_text);
+        let body = self.read_once_body(&d.body, &part, &variants, unknown.as_ref());
+        let f_param = if variants.is_empty() && unknown.is_none() {
+            quote!(_f)
+        } else {
+            quote!(mut f)
+        };
+        let reader_param = if variants.is_empty()
+            && unknown.is_none()
+            && !matches!(d.body, Body::Message { .. } | Body::Union { .. })
+        {
+            quote!(_reader)
+        } else {
+            quote!(reader)
+        };
+        let tokens = quote! {
+            #[doc = #doc]
+            #[doc = ""]
+            #[doc = #doc_trait]
+            #allow
+            #[allow(clippy::large_enum_variant)]
+            pub enum #part #generics {
+                #(#arms)*
+                #unknown_variant
+            }
+
+            #allow
+            impl<'a, 'r> #rt::once::Parts<'a, 'r> for #self_ty {
+                type Part = #part #generics;
+            }
+
+            #allow
+            impl<'a> #rt::once::ReadOnce<'a> for #self_ty {
+                #[inline]
+                fn read_once<E, F>(
+                    #reader_param: &mut #rt::Reader<'a>,
+                    #f_param: F,
+                ) -> ::core::result::Result<(), E>
+                where
+                    E: ::core::convert::From<#rt::Error>,
+                    F: ::core::ops::FnMut(#rt::once::Part<'a, '_, Self>) -> ::core::result::Result<(), E>,
+                {
+                    #body
+                }
+            }
+        };
+        code.blank();
+        code.formatted(tokens)
+    }
+
+    /// `NamePart`, or `NameReadOncePart` where the schema has a `NamePart` of its own in the
+    /// same module.
+    fn part_ident(&self, id: DefId) -> Ident {
+        let d = self.def(id);
+        let name = ident(&d.name);
+        let taken = |candidate: &str| {
+            self.model
+                .defs
+                .iter()
+                .any(|o| o.module == d.module && ident(&o.name) == candidate)
+        };
+        let part = format!("{name}Part");
+        if taken(&part) {
+            format_ident!("{}ReadOncePart", name)
+        } else {
+            format_ident!("{}", part)
+        }
+    }
+
+    /// The Rust name of a field's variant: the field name in upper camel case.
+    fn variant_ident(&self, field: &str) -> Ident {
+        let camel: String = field
+            .trim_start_matches("r#")
+            .split('_')
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let mut c = s.chars();
+                c.next()
+                    .map(|first| first.to_uppercase().chain(c).collect::<String>())
+                    .unwrap_or_default()
+            })
+            .collect();
+        ident(if camel.is_empty() { "Field" } else { &camel })
+    }
+
+    /// The body of `read_once`: the callback called from one place, so that the compiler
+    /// inlines it (D47).
+    fn read_once_body(
+        &self,
+        body: &Body,
+        part: &Ident,
+        variants: &[(Ident, String, Handed)],
+        unknown: Option<&Ident>,
+    ) -> TokenStream {
+        let rt = &self.rt;
+        if variants.is_empty() && unknown.is_none() {
+            // Nothing to hand out: a message is read to its end, a union's discriminator
+            // is unknown whatever it is.
+            return match body {
+                Body::Message { .. } => {
+                    quote!(#rt::once::message(reader, |_, _| ::core::result::Result::Ok(false)))
+                }
+                Body::Union { .. } => quote! {
+                    #rt::once::union(reader, |reader, discriminator| {
+                        ::core::result::Result::Err(reader.unknown_discriminator(discriminator).into())
+                    })
+                },
+                _ => quote!(::core::result::Result::Ok(())),
+            };
+        }
+        let uses_slot = variants.iter().any(|(_, _, h)| h.is_handle());
+        let (slot_decl, finish) = if uses_slot {
+            (
+                quote!(let mut slot = #rt::once::Slot::new();),
+                quote!(slot.finish(reader)?;),
+            )
+        } else {
+            (TokenStream::new(), TokenStream::new())
+        };
+        match body {
+            Body::Message { fields } => {
+                let arms = fields.iter().zip(variants).map(|(f, (v, _, h))| {
+                    let tag = proc_macro2::Literal::u8_unsuffixed(f.tag);
+                    let make = h.make();
+                    quote!(#tag => #part::#v(#make),)
+                });
+                quote! {
+                    #rt::once::message(reader, |reader, tag| {
+                        #slot_decl
+                        let part = match tag {
+                            #(#arms)*
+                            _ => return ::core::result::Result::Ok(false),
+                        };
+                        f(part)?;
+                        #finish
+                        ::core::result::Result::Ok(true)
+                    })
+                }
+            }
+            Body::Union { branches, .. } => {
+                let arms = branches.iter().zip(variants).map(|(b, (v, _, h))| {
+                    let d = proc_macro2::Literal::u8_unsuffixed(b.discriminator);
+                    let make = h.make();
+                    quote!(#d => #part::#v(#make),)
+                });
+                let other = match unknown {
+                    Some(u) => quote! {
+                        _ => #part::#u {
+                            discriminator,
+                            body: reader.take_rest(),
+                        },
+                    },
+                    None => quote! {
+                        _ => {
+                            return ::core::result::Result::Err(
+                                reader.unknown_discriminator(discriminator).into(),
+                            );
+                        }
+                    },
+                };
+                quote! {
+                    #rt::once::union(reader, |reader, discriminator| {
+                        #slot_decl
+                        let part = match discriminator {
+                            #(#arms)*
+                            #other
+                        };
+                        f(part)?;
+                        #finish
+                        ::core::result::Result::Ok(())
+                    })
+                }
+            }
+            _ => match variants {
+                [] => quote!(::core::result::Result::Ok(())),
+                [(v, _, h)] => {
+                    let make = h.make();
+                    quote! {
+                        #slot_decl
+                        f(#part::#v(#make))?;
+                        #finish
+                        ::core::result::Result::Ok(())
+                    }
+                }
+                _ => {
+                    let arms = variants.iter().enumerate().map(|(i, (v, _, h))| {
+                        let i = proc_macro2::Literal::usize_unsuffixed(i);
+                        let make = h.make();
+                        quote!(#i => #part::#v(#make),)
+                    });
+                    let n = proc_macro2::Literal::usize_unsuffixed(variants.len());
+                    quote! {
+                        for field in 0..#n {
+                            #slot_decl
+                            let part = match field {
+                                #(#arms)*
+                                _ => break,
+                            };
+                            f(part)?;
+                            #finish
+                        }
+                        ::core::result::Result::Ok(())
+                    }
+                }
+            },
+        }
+    }
+}
