@@ -23,8 +23,8 @@
 //! it is always right.
 //!
 //! Generated code implements [`ReadOnce`] for structs, messages and unions; the
-//! implementations build on [`message`], [`union`] and a `Slot` that holds the handle of
-//! each part until the callback returns, and can be written by hand too:
+//! implementations build on [`message`], [`union`] and slots that hold the handle of each
+//! part until the callback returns (`RecordSlot`, `Slot`), and can be written by hand too:
 //!
 //! ```
 //! use bebop_core::once::{self, Part, Parts, ReadOnce, Records, Slot};
@@ -296,8 +296,65 @@ impl<'a, T: Decode<'a>> Record<'a, '_, T> {
     }
 }
 
-/// Where a [`ReadOnce`] implementation keeps the handle it hands out for one part (a
-/// [`Record`], [`Records`] or [`Entries`]) until the callback returns, and then
+/// Where a [`ReadOnce`] implementation keeps the state of the [`Record`] it hands out for
+/// one part until the callback returns, and then [finishes](Self::finish) it: checks the
+/// record if the callback did not read it, or again from its start if its reading stopped
+/// part way. The record reads through the implementation's own reader (a message's or
+/// union's body, whose address the callback has anyway).
+#[doc(hidden)]
+pub struct RecordSlot<'a>(Option<One<'a>>);
+
+/// A record handed out: its state, where it starts, how to check it.
+struct One<'a> {
+    state: State,
+    mark: Mark<'a>,
+    check: Check<'a>,
+}
+
+impl Default for RecordSlot<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> RecordSlot<'a> {
+    /// An empty slot.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        RecordSlot(None)
+    }
+
+    /// The next value, a struct, message or union, as a [`Record`].
+    #[inline(always)]
+    pub fn record<'s, T: ReadOnce<'a>>(
+        &'s mut self,
+        reader: &'s mut Reader<'a>,
+    ) -> Record<'a, 's, T> {
+        let one = self.0.insert(One {
+            state: State::Unread,
+            mark: reader.mark(),
+            check: check_one::<T>,
+        });
+        Record {
+            reader,
+            state: &mut one.state,
+            _type: PhantomData,
+        }
+    }
+
+    /// Moves `reader` past the record handed out, checking it if the callback did not
+    /// read it; nothing if none was handed out.
+    #[inline(always)]
+    pub fn finish(&mut self, reader: &mut Reader<'a>) -> Result<(), Error> {
+        match &mut self.0 {
+            Some(one) => settle(reader, &mut one.state, &one.mark, one.check),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where a [`ReadOnce`] implementation keeps the handle it hands out for one part, a
+/// [`Records`] or [`Entries`], until the callback returns, and then
 /// [finishes](Self::finish) it: moves past whatever the callback did not read, checking it.
 ///
 /// The handle reads through a reader of its own, a copy of the implementation's: the
@@ -353,23 +410,6 @@ impl<'a> Slot<'a> {
             check,
             rest,
         })
-    }
-
-    /// The next value, a struct, message or union, as a [`Record`].
-    #[inline(always)]
-    pub fn record<T: ReadOnce<'a>>(&mut self, reader: &Reader<'a>) -> Record<'a, '_, T> {
-        let walk = self.open(
-            reader.working_copy(),
-            0,
-            State::Unread,
-            check_one::<T>,
-            check_each::<T>,
-        );
-        Record {
-            reader: &mut walk.own,
-            state: &mut walk.state,
-            _type: PhantomData,
-        }
     }
 
     /// The next value, an array of structs, messages or unions, as [`Records`]. The array

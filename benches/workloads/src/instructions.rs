@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::Dataset;
 use crate::one_pass::{self, FORMAT as ONE_PASS};
+use crate::read_once::{FORMAT as READ_ONCE, THROUGH_HANDLES};
 use crate::report::{fmt_ratio, thousands, utc_date};
 use crate::suite::{ASCII_WORKLOADS, Format, Op, WORKLOADS, is_chosen, with_case};
 use crate::text::TextMode;
@@ -131,11 +132,12 @@ impl Counts {
             .map(Count::per_op)
     }
 
-    /// The instructions per operation of reading a workload in one pass ([`ONE_PASS`]).
-    pub fn one_pass_per_op(&self, workload: &str) -> Option<f64> {
+    /// The instructions per operation of reading a workload in one pass: by hand
+    /// ([`ONE_PASS`]) or through the generated handles ([`READ_ONCE`]).
+    pub fn one_pass_per_op(&self, workload: &str, format: &str) -> Option<f64> {
         self.counts
             .iter()
-            .find(|c| c.workload == workload && c.format == ONE_PASS)
+            .find(|c| c.workload == workload && c.format == format)
             .map(Count::per_op)
     }
 
@@ -175,8 +177,8 @@ pub enum CaseRun {
 /// Runs the case `workload` · `format` · `op` ([`with_case`]) [`operations_for`] its wire
 /// size times, inside the timed closure that callgrind counts.
 pub fn run_case(workload: &str, format: &str, op: &str) -> Result<CaseRun, String> {
-    if format == ONE_PASS {
-        return run_one_pass(workload, op);
+    if format == ONE_PASS || format == READ_ONCE {
+        return run_one_pass(workload, format, op);
     }
     let mut ran = CaseRun::Absent;
     with_case(workload, format, op, &mut |wire_bytes, run| {
@@ -187,13 +189,19 @@ pub fn run_case(workload: &str, format: &str, op: &str) -> Result<CaseRun, Strin
     Ok(ran)
 }
 
-/// [`run_case`] for a one-pass reader ([`one_pass::FORMAT`]), whose one operation is
-/// `decode_walk`.
-fn run_one_pass(workload: &str, op: &str) -> Result<CaseRun, String> {
+/// [`run_case`] for a one-pass reader, by hand ([`ONE_PASS`]) or through the generated
+/// handles ([`READ_ONCE`]), whose one operation is `decode_walk`.
+fn run_one_pass(workload: &str, format: &str, op: &str) -> Result<CaseRun, String> {
     if op != Op::DecodeWalk.id() {
         return Ok(CaseRun::Absent);
     }
-    let cases = one_pass::cases(&Dataset::build(), &Dataset::build_with(TextMode::Ascii))?;
+    let readers = if format == READ_ONCE {
+        &THROUGH_HANDLES
+    } else {
+        &one_pass::BY_HAND
+    };
+    let (mixed, ascii) = (Dataset::build(), Dataset::build_with(TextMode::Ascii));
+    let cases = one_pass::cases_with(&mixed, &ascii, readers)?;
     let Some(case) = cases.iter().find(|c| c.workload == workload) else {
         return Ok(CaseRun::Absent);
     };
@@ -246,7 +254,7 @@ pub fn changes(before: &Counts, now: &Counts) -> Vec<Change> {
         .collect();
     now.counts
         .iter()
-        .filter(|c| c.format == Format::Bebop.name() || c.format == ONE_PASS)
+        .filter(|c| [Format::Bebop.name(), ONE_PASS, READ_ONCE].contains(&c.format.as_str()))
         .filter_map(|c| {
             let before = *earlier.get(&(c.workload.as_str(), c.format.as_str(), c.op.as_str()))?;
             let now = c.per_op();
@@ -319,26 +327,30 @@ pub fn markdown(now: &Counts, before: Option<&Counts>) -> String {
     );
     let one_pass: Vec<(&str, f64)> = workloads
         .iter()
-        .filter_map(|w| Some((*w, now.one_pass_per_op(w)?)))
+        .filter_map(|w| Some((*w, now.one_pass_per_op(w, ONE_PASS)?)))
         .collect();
     if !one_pass.is_empty() {
         let _ = writeln!(
             md,
             "\n## Reading in one pass\n\nTrees, JSON values and documents read in one pass \
-             with `Reader` (`src/one_pass.rs`, `{ONE_PASS}`), against the view's decode + walk \
-             and rkyv's; each `×r` is the rival's count over the one pass's (above 1, the one \
-             pass executes fewer).\n\n\
-             | workload | one pass | view decode + walk | | rkyv decode + walk | |\n\
-             |---|---:|---:|---:|---:|---:|"
+             with `Reader` (`src/one_pass.rs`, `{ONE_PASS}`) and through the generated \
+             one-pass code (`src/read_once.rs`, `{READ_ONCE}`), against the view's decode + \
+             walk and rkyv's; each `×r` is the rival's count over the one pass's by hand \
+             (above 1, the one pass executes fewer).\n\n\
+             | workload | one pass | generated | | view decode + walk | | rkyv decode + walk | |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|"
         );
         for (w, ours) in one_pass {
             let ratio = |rival: Option<f64>| rival.map_or(String::new(), |r| fmt_ratio(r / ours));
             let view = now.per_op(w, Format::Bebop, Op::DecodeWalk);
             let rkyv = now.per_op(w, Format::Rkyv, Op::DecodeWalk);
+            let generated = now.one_pass_per_op(w, READ_ONCE);
             let _ = writeln!(
                 md,
-                "| {w} | {} | {} | {} | {} | {} |",
+                "| {w} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(Some(ours)),
+                cell(generated),
+                ratio(generated),
                 cell(view),
                 ratio(view),
                 cell(rkyv),

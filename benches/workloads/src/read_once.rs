@@ -19,7 +19,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use bebop_runtime::once::{Entries, ReadOnce, Record, Slot};
+use bebop_runtime::once::{Entries, ReadOnce, Record, RecordSlot};
 use bebop_runtime::{Error, Reader};
 
 use crate::bop::json_value::{BoolPart, ListPart, NumberPart, ObjectPart, StringPart};
@@ -27,6 +27,10 @@ use crate::bop::{self, DocumentPart, JsonValuePart, TreeNodePart};
 use crate::walk::Hasher;
 
 // ---- Readers over the parts, hashing what `one_pass` hashes ----
+
+/// The name the suite's case runners (`instr-report`) know these readers by, as a format
+/// whose one operation is `decode_walk`.
+pub const FORMAT: &str = "bebop-read-once";
 
 /// The readers of this module, for [`one_pass::cases_with`](crate::one_pass::cases_with).
 pub const THROUGH_HANDLES: crate::one_pass::Readers = crate::one_pass::Readers {
@@ -38,7 +42,7 @@ pub const THROUGH_HANDLES: crate::one_pass::Readers = crate::one_pass::Readers {
 /// One `TreeNode`, its subtrees included: the value, the number of children, then each
 /// child (a [`ReadFn`](crate::one_pass::ReadFn)).
 pub fn read_tree(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
-    let mut slot = Slot::new();
+    let mut slot = RecordSlot::new();
     tree(slot.record(r), h)?;
     slot.finish(r)
 }

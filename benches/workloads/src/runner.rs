@@ -97,6 +97,9 @@ pub struct OnePassRow {
     pub view: PairTiming,
     /// Against rkyv's decode + walk.
     pub rkyv: PairTiming,
+    /// The same read through the generated one-pass code ([`crate::read_once`]), against
+    /// rkyv's decode + walk.
+    pub generated: PairTiming,
 }
 
 /// The one-pass rows: every chosen workload's one pass in `rounds` rounds of pairs against
@@ -113,14 +116,20 @@ fn one_pass_rows(
     } else {
         PairConfig::FULL
     };
-    let cases: Vec<one_pass::Case> = one_pass::cases(mixed, ascii)?
+    let cases: Vec<(one_pass::Case, one_pass::Case)> = one_pass::cases(mixed, ascii)?
         .into_iter()
-        .filter(|c| is_chosen(c.workload, &options.only))
+        .zip(one_pass::cases_with(
+            mixed,
+            ascii,
+            &crate::read_once::THROUGH_HANDLES,
+        )?)
+        .filter(|(c, _)| is_chosen(c.workload, &options.only))
         .collect();
-    let mut passes: Vec<(Vec<PairSamples>, Vec<PairSamples>)> = Vec::new();
-    for case in &cases {
+    let mut passes: Vec<[Vec<PairSamples>; 3]> = Vec::new();
+    for (case, through) in &cases {
         let mut one = case.timed();
-        let (mut views, mut rkyvs) = (Vec::new(), Vec::new());
+        let mut generated = through.timed();
+        let (mut views, mut rkyvs, mut gens) = (Vec::new(), Vec::new(), Vec::new());
         let decode_walk = Op::DecodeWalk.id();
         let mut rkyv_found = Ok(false);
         let view_found = with_case(case.workload, "bebop", decode_walk, &mut |_, view| {
@@ -128,21 +137,23 @@ fn one_pass_rows(
                 for _ in 0..rounds {
                     views.push(measure_pair(&mut *one, view, &config));
                     rkyvs.push(measure_pair(&mut *one, rkyv, &config));
+                    gens.push(measure_pair(&mut *generated, rkyv, &config));
                 }
             });
         })?;
         if !(view_found && rkyv_found?) {
             return Err(format!("{}: no view or rkyv decode + walk", case.workload));
         }
-        passes.push((views, rkyvs));
+        passes.push([views, rkyvs, gens]);
     }
     Ok(cases
         .iter()
         .zip(&passes)
-        .map(|(case, (views, rkyvs))| OnePassRow {
+        .map(|((case, _), [views, rkyvs, gens])| OnePassRow {
             workload: case.workload,
             view: PairTiming::of(views),
             rkyv: PairTiming::of(rkyvs),
+            generated: PairTiming::of(gens),
         })
         .collect())
 }

@@ -4,7 +4,7 @@
 //! on hostile input the same verdict and the same error as `from_bytes`, also when a reader
 //! leaves values unread or abandons them half read.
 
-use bebop_runtime::once::{self, Record, Slot};
+use bebop_runtime::once::{self, Record, RecordSlot};
 use bebop_runtime::{Decode, EncodeExt, Error, Limits, Reader};
 use bebop_workloads::bop;
 use bebop_workloads::bop::json_value::{ListPart, ObjectPart};
@@ -133,8 +133,8 @@ fn skim_tree(bytes: &[u8]) -> Result<u64, Error> {
             Ok::<_, Error>(())
         })
     }
-    let (mut r, mut slot) = (Reader::new(bytes), Slot::new());
-    node(slot.record(&r))?;
+    let (mut r, mut slot) = (Reader::new(bytes), RecordSlot::new());
+    node(slot.record(&mut r))?;
     slot.finish(&mut r)?;
     r.finish()?;
     Ok(0)
@@ -168,8 +168,8 @@ fn skim_json(bytes: &[u8]) -> Result<u64, Error> {
             Ok::<_, Error>(())
         })
     }
-    let (mut r, mut slot) = (Reader::new(bytes), Slot::new());
-    value(slot.record(&r))?;
+    let (mut r, mut slot) = (Reader::new(bytes), RecordSlot::new());
+    value(slot.record(&mut r))?;
     slot.finish(&mut r)?;
     r.finish()?;
     Ok(0)

@@ -12,7 +12,8 @@ use bebop_rust_build_tests::once::{
 };
 use proptest::prelude::*;
 
-/// What a reader does with the `i`-th record it is handed.
+/// What a reader does with the `i`-th record it is handed (records that are not elements
+/// or entries are numbered by the length of the trace so far).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     /// Reads every record whole.
@@ -66,7 +67,7 @@ fn label<'a>(r: Record<'a, '_, schema::Label<'a>>, m: Mode, t: &mut Trace) -> Re
         match part {
             LabelPart::Text(s) => t.push(format!("text {s}")),
             LabelPart::Color(c) => t.push(format!("color {c:?}")),
-            LabelPart::At(p) => visit(m, 0, p, |p| point(p, t))?,
+            LabelPart::At(p) => visit(m, t.len(), p, |p| point(p, t))?,
         }
         Ok::<_, Error>(())
     })
@@ -75,13 +76,15 @@ fn label<'a>(r: Record<'a, '_, schema::Label<'a>>, m: Mode, t: &mut Trace) -> Re
 fn style<'a>(r: Record<'a, '_, schema::Style<'a>>, m: Mode, t: &mut Trace) -> Result<(), Error> {
     r.read(|part| {
         match part {
-            StylePart::Plain(p) => p.read(|PlainPart::Width(w)| {
-                t.push(format!("width {w}"));
-                Ok::<_, Error>(())
+            StylePart::Plain(p) => visit(m, t.len(), p, |p| {
+                p.read(|PlainPart::Width(w)| {
+                    t.push(format!("width {w}"));
+                    Ok::<_, Error>(())
+                })
             })?,
             StylePart::Fancy(f) => f.read(|part| {
                 match part {
-                    FancyPart::Label(l) => visit(m, 0, l, |l| label(l, m, t))?,
+                    FancyPart::Label(l) => visit(m, t.len(), l, |l| label(l, m, t))?,
                     FancyPart::Shapes(mut shapes) => {
                         t.push(format!("shapes {}", shapes.len()));
                         let mut i = 0;
@@ -149,9 +152,9 @@ fn shape<'a>(r: Record<'a, '_, schema::Shape<'a>>, m: Mode, t: &mut Trace) -> Re
             }
             ShapePart::Anchor(p) => {
                 t.push("anchor".into());
-                visit(m, 0, p, |p| point(p, t))?;
+                visit(m, t.len(), p, |p| point(p, t))?;
             }
-            ShapePart::Style(s) => visit(m, 0, s, |s| style(s, m, t))?,
+            ShapePart::Style(s) => visit(m, t.len(), s, |s| style(s, m, t))?,
             ShapePart::Tags(tags) => t.push(format!("tags {}", tags.len())),
             ShapePart::Grid(grid) => t.push(format!("grid {}", grid.len())),
             ShapePart::Lookup(mut lookup) => {
@@ -190,9 +193,9 @@ fn shape<'a>(r: Record<'a, '_, schema::Shape<'a>>, m: Mode, t: &mut Trace) -> Re
 
 /// Reads all of `bytes` as a `Shape` in one pass.
 fn read_shape(bytes: &[u8], m: Mode) -> Result<Trace, Error> {
-    let (mut r, mut slot) = (Reader::new(bytes), once::Slot::new());
+    let (mut r, mut slot) = (Reader::new(bytes), once::RecordSlot::new());
     let mut t = Trace::new();
-    shape(slot.record(&r), m, &mut t)?;
+    shape(slot.record(&mut r), m, &mut t)?;
     slot.finish(&mut r)?;
     r.finish()?;
     Ok(t)

@@ -30,6 +30,7 @@ use bebop_workloads::instructions::{
     one_pass_workloads, parse_callgrind, run_case, workload_names,
 };
 use bebop_workloads::one_pass::FORMAT as ONE_PASS;
+use bebop_workloads::read_once::FORMAT as READ_ONCE;
 use bebop_workloads::runner::cpu_model;
 use bebop_workloads::suite::Op;
 
@@ -203,6 +204,7 @@ fn count_all(only: &[String], jobs: usize, quiet: bool) -> Result<Counts, String
         }
         if one_pass.contains(&workload) {
             cases.push((workload, ONE_PASS, Op::DecodeWalk.id()));
+            cases.push((workload, READ_ONCE, Op::DecodeWalk.id()));
         }
     }
     if cases.is_empty() {

@@ -46,9 +46,9 @@ impl Handed {
     fn make(&self) -> TokenStream {
         match self {
             Handed::Value(_) => quote!(reader.read()?),
-            Handed::Record(_) => quote!(slot.record(reader)),
-            Handed::Records(_) => quote!(slot.records(reader)?),
-            Handed::Entries(..) => quote!(slot.entries(reader)?),
+            Handed::Record(_) => quote!(one.record(reader)),
+            Handed::Records(_) => quote!(many.records(reader)?),
+            Handed::Entries(..) => quote!(many.entries(reader)?),
         }
     }
 }
@@ -270,15 +270,23 @@ impl Emitter<'_, '_> {
                 _ => quote!(::core::result::Result::Ok(())),
             };
         }
-        let uses_slot = variants.iter().any(|(_, _, h)| h.is_handle());
-        let (slot_decl, finish) = if uses_slot {
-            (
-                quote!(let mut slot = #rt::once::Slot::new();),
-                quote!(slot.finish(reader)?;),
-            )
-        } else {
-            (TokenStream::new(), TokenStream::new())
-        };
+        // A slot for the record a part may hold, one for the elements or entries.
+        let mut slot_decl = TokenStream::new();
+        let mut finish = TokenStream::new();
+        if variants
+            .iter()
+            .any(|(_, _, h)| matches!(h, Handed::Record(_)))
+        {
+            slot_decl.extend(quote!(let mut one = #rt::once::RecordSlot::new();));
+            finish.extend(quote!(one.finish(reader)?;));
+        }
+        if variants
+            .iter()
+            .any(|(_, _, h)| matches!(h, Handed::Records(_) | Handed::Entries(..)))
+        {
+            slot_decl.extend(quote!(let mut many = #rt::once::Slot::new();));
+            finish.extend(quote!(many.finish(reader)?;));
+        }
         match body {
             Body::Message { fields } => {
                 let arms = fields.iter().zip(variants).map(|(f, (v, _, h))| {

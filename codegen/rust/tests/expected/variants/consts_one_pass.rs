@@ -87,9 +87,9 @@ impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Owned {
                 ::bebop_runtime::once::Part<'a, '_, Self>,
             ) -> ::core::result::Result<(), E>,
     {
-        let mut slot = ::bebop_runtime::once::Slot::new();
-        f(OwnedPart::Inner(slot.record(reader)))?;
-        slot.finish(reader)?;
+        let mut one = ::bebop_runtime::once::RecordSlot::new();
+        f(OwnedPart::Inner(one.record(reader)))?;
+        one.finish(reader)?;
         ::core::result::Result::Ok(())
     }
 }

@@ -1149,18 +1149,18 @@ pub mod fwd {
                 ) -> ::core::result::Result<(), E>,
         {
             ::bebop_runtime::once::union(reader, |reader, discriminator| {
-                let mut slot = ::bebop_runtime::once::Slot::new();
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
                 let part = match discriminator {
-                    1 => EventPart::Ping(slot.record(reader)),
-                    2 => EventPart::Text(slot.record(reader)),
-                    3 => EventPart::Unknown(slot.record(reader)),
+                    1 => EventPart::Ping(one.record(reader)),
+                    2 => EventPart::Text(one.record(reader)),
+                    3 => EventPart::Unknown(one.record(reader)),
                     _ => EventPart::Unknown_ {
                         discriminator,
                         body: reader.take_rest(),
                     },
                 };
                 f(part)?;
-                slot.finish(reader)?;
+                one.finish(reader)?;
                 ::core::result::Result::Ok(())
             })
         }
@@ -1437,15 +1437,17 @@ pub mod fwd {
                 ) -> ::core::result::Result<(), E>,
         {
             ::bebop_runtime::once::message(reader, |reader, tag| {
-                let mut slot = ::bebop_runtime::once::Slot::new();
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
+                let mut many = ::bebop_runtime::once::Slot::new();
                 let part = match tag {
-                    1 => EnvelopePart::Event(slot.record(reader)),
-                    2 => EnvelopePart::Events(slot.records(reader)?),
-                    3 => EnvelopePart::Holder(slot.record(reader)),
+                    1 => EnvelopePart::Event(one.record(reader)),
+                    2 => EnvelopePart::Events(many.records(reader)?),
+                    3 => EnvelopePart::Holder(one.record(reader)),
                     _ => return ::core::result::Result::Ok(false),
                 };
                 f(part)?;
-                slot.finish(reader)?;
+                one.finish(reader)?;
+                many.finish(reader)?;
                 ::core::result::Result::Ok(true)
             })
         }

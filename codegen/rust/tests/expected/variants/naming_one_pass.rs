@@ -432,15 +432,17 @@ pub mod r#type {
                     ) -> ::core::result::Result<(), E>,
             {
                 ::bebop_runtime::once::message(reader, |reader, tag| {
-                    let mut slot = ::bebop_runtime::once::Slot::new();
+                    let mut one = ::bebop_runtime::once::RecordSlot::new();
+                    let mut many = ::bebop_runtime::once::Slot::new();
                     let part = match tag {
-                        1 => VecPart::Items(slot.records(reader)?),
-                        2 => VecPart::Self_(slot.record(reader)),
+                        1 => VecPart::Items(many.records(reader)?),
+                        2 => VecPart::Self_(one.record(reader)),
                         3 => VecPart::Gone(reader.read()?),
                         _ => return ::core::result::Result::Ok(false),
                     };
                     f(part)?;
-                    slot.finish(reader)?;
+                    one.finish(reader)?;
+                    many.finish(reader)?;
                     ::core::result::Result::Ok(true)
                 })
             }
@@ -568,12 +570,12 @@ pub mod r#type {
                     ) -> ::core::result::Result<(), E>,
             {
                 ::bebop_runtime::once::union(reader, |reader, discriminator| {
-                    let mut slot = ::bebop_runtime::once::Slot::new();
+                    let mut one = ::bebop_runtime::once::RecordSlot::new();
                     let part = match discriminator {
-                        1 => ResultPart::Ok(slot.record(reader)),
-                        2 => ResultPart::Err(slot.record(reader)),
-                        3 => ResultPart::Ok_(slot.record(reader)),
-                        4 => ResultPart::Old(slot.record(reader)),
+                        1 => ResultPart::Ok(one.record(reader)),
+                        2 => ResultPart::Err(one.record(reader)),
+                        3 => ResultPart::Ok_(one.record(reader)),
+                        4 => ResultPart::Old(one.record(reader)),
                         _ => {
                             return ::core::result::Result::Err(
                                 reader.unknown_discriminator(discriminator).into(),
@@ -581,7 +583,7 @@ pub mod r#type {
                         }
                     };
                     f(part)?;
-                    slot.finish(reader)?;
+                    one.finish(reader)?;
                     ::core::result::Result::Ok(())
                 })
             }
@@ -732,9 +734,9 @@ pub mod r#type {
                         ::bebop_runtime::once::Part<'a, '_, Self>,
                     ) -> ::core::result::Result<(), E>,
             {
-                let mut slot = ::bebop_runtime::once::Slot::new();
-                f(OwnedPart::Inner(slot.record(reader)))?;
-                slot.finish(reader)?;
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
+                f(OwnedPart::Inner(one.record(reader)))?;
+                one.finish(reader)?;
                 ::core::result::Result::Ok(())
             }
         }
@@ -911,14 +913,16 @@ pub mod r#type {
                     ) -> ::core::result::Result<(), E>,
             {
                 for field in 0..2 {
-                    let mut slot = ::bebop_runtime::once::Slot::new();
+                    let mut one = ::bebop_runtime::once::RecordSlot::new();
+                    let mut many = ::bebop_runtime::once::Slot::new();
                     let part = match field {
-                        0 => UsesOldPart::Old(slot.record(reader)),
-                        1 => UsesOldPart::Olds(slot.records(reader)?),
+                        0 => UsesOldPart::Old(one.record(reader)),
+                        1 => UsesOldPart::Olds(many.records(reader)?),
                         _ => break,
                     };
                     f(part)?;
-                    slot.finish(reader)?;
+                    one.finish(reader)?;
+                    many.finish(reader)?;
                 }
                 ::core::result::Result::Ok(())
             }

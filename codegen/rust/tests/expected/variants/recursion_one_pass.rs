@@ -476,11 +476,11 @@ pub mod rec {
                 ) -> ::core::result::Result<(), E>,
         {
             ::bebop_runtime::once::union(reader, |reader, discriminator| {
-                let mut slot = ::bebop_runtime::once::Slot::new();
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
                 let part = match discriminator {
-                    1 => ExprPart::Lit(slot.record(reader)),
-                    2 => ExprPart::Add(slot.record(reader)),
-                    3 => ExprPart::Neg(slot.record(reader)),
+                    1 => ExprPart::Lit(one.record(reader)),
+                    2 => ExprPart::Add(one.record(reader)),
+                    3 => ExprPart::Neg(one.record(reader)),
                     _ => {
                         return ::core::result::Result::Err(
                             reader.unknown_discriminator(discriminator).into(),
@@ -488,7 +488,7 @@ pub mod rec {
                     }
                 };
                 f(part)?;
-                slot.finish(reader)?;
+                one.finish(reader)?;
                 ::core::result::Result::Ok(())
             })
         }
@@ -690,14 +690,14 @@ pub mod rec {
                 ) -> ::core::result::Result<(), E>,
         {
             ::bebop_runtime::once::message(reader, |reader, tag| {
-                let mut slot = ::bebop_runtime::once::Slot::new();
+                let mut many = ::bebop_runtime::once::Slot::new();
                 let part = match tag {
-                    1 => ForestPart::Trees(slot.records(reader)?),
-                    2 => ForestPart::Named(slot.entries(reader)?),
+                    1 => ForestPart::Trees(many.records(reader)?),
+                    2 => ForestPart::Named(many.entries(reader)?),
                     _ => return ::core::result::Result::Ok(false),
                 };
                 f(part)?;
-                slot.finish(reader)?;
+                many.finish(reader)?;
                 ::core::result::Result::Ok(true)
             })
         }

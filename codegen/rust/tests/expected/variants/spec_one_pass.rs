@@ -339,10 +339,10 @@ impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Shape {
             ) -> ::core::result::Result<(), E>,
     {
         ::bebop_runtime::once::union(reader, |reader, discriminator| {
-            let mut slot = ::bebop_runtime::once::Slot::new();
+            let mut one = ::bebop_runtime::once::RecordSlot::new();
             let part = match discriminator {
-                1 => ShapePart::Circle(slot.record(reader)),
-                2 => ShapePart::Rectangle(slot.record(reader)),
+                1 => ShapePart::Circle(one.record(reader)),
+                2 => ShapePart::Rectangle(one.record(reader)),
                 _ => {
                     return ::core::result::Result::Err(
                         reader.unknown_discriminator(discriminator).into(),
@@ -350,7 +350,7 @@ impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Shape {
                 }
             };
             f(part)?;
-            slot.finish(reader)?;
+            one.finish(reader)?;
             ::core::result::Result::Ok(())
         })
     }
@@ -481,17 +481,17 @@ impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Event<'a> {
             ) -> ::core::result::Result<(), E>,
     {
         ::bebop_runtime::once::union(reader, |reader, discriminator| {
-            let mut slot = ::bebop_runtime::once::Slot::new();
+            let mut one = ::bebop_runtime::once::RecordSlot::new();
             let part = match discriminator {
-                1 => EventPart::Ping(slot.record(reader)),
-                2 => EventPart::Text(slot.record(reader)),
+                1 => EventPart::Ping(one.record(reader)),
+                2 => EventPart::Text(one.record(reader)),
                 _ => EventPart::Unknown {
                     discriminator,
                     body: reader.take_rest(),
                 },
             };
             f(part)?;
-            slot.finish(reader)?;
+            one.finish(reader)?;
             ::core::result::Result::Ok(())
         })
     }
@@ -618,14 +618,14 @@ impl<'a> ::bebop_runtime::once::ReadOnce<'a> for TreeNode<'a> {
             ) -> ::core::result::Result<(), E>,
     {
         ::bebop_runtime::once::message(reader, |reader, tag| {
-            let mut slot = ::bebop_runtime::once::Slot::new();
+            let mut many = ::bebop_runtime::once::Slot::new();
             let part = match tag {
                 1 => TreeNodePart::Value(reader.read()?),
-                2 => TreeNodePart::Children(slot.records(reader)?),
+                2 => TreeNodePart::Children(many.records(reader)?),
                 _ => return ::core::result::Result::Ok(false),
             };
             f(part)?;
-            slot.finish(reader)?;
+            many.finish(reader)?;
             ::core::result::Result::Ok(true)
         })
     }
