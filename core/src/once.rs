@@ -116,7 +116,6 @@
 
 use core::marker::PhantomData;
 
-use crate::reader::Mark;
 use crate::{Decode, Error, Reader};
 
 /// What [`ReadOnce::read_once`] hands its callback for a value of `Self` read from input
@@ -164,15 +163,15 @@ where
     Ok(())
 }
 
-/// How far a handed-out value was read.
+/// Whether a handed-out value was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Read to its end (or never handed out).
     Read,
-    /// Handed out and not read: checked when the reading moves on.
+    /// Handed out and not read to its end: checked when the reading moves on. A handle
+    /// reads through a copy of its reader and moves the reader only once the value is read
+    /// whole, so a value whose reading failed part way is checked from its start.
     Unread,
-    /// Its reading started and did not finish: checked again from its start.
-    Broken,
 }
 
 /// Checks one value (a type's `Decode::check`).
@@ -181,46 +180,23 @@ type Check<'a> = fn(&mut Reader<'a>) -> Result<(), Error>;
 /// Moves past `n` values, checking them.
 type Rest<'a> = fn(&mut Reader<'a>, usize) -> Result<(), Error>;
 
-/// Brings `reader` to the end of a value handed out at `mark` in `state`: nothing to do when
-/// it was read, a check when it was not, a check from its start when its reading stopped
-/// part way.
+/// Brings `reader` to the end of a value handed out in `state`: nothing to do when it was
+/// read, a check from its start when it was not.
 #[inline(always)]
-fn settle<'a>(
-    reader: &mut Reader<'a>,
-    state: &mut State,
-    mark: &Mark<'a>,
-    check: Check<'a>,
-) -> Result<(), Error> {
+fn settle<'a>(reader: &mut Reader<'a>, state: &mut State, check: Check<'a>) -> Result<(), Error> {
     match *state {
         State::Read => Ok(()),
         State::Unread => settle_unread(reader, state, check),
-        State::Broken => settle_broken(reader, state, mark, check),
     }
 }
 
-/// [`settle`] for a value left unread: checked.
+/// [`settle`] for a value not read: checked.
 #[inline(never)]
 fn settle_unread<'a>(
     reader: &mut Reader<'a>,
     state: &mut State,
     check: Check<'a>,
 ) -> Result<(), Error> {
-    *state = State::Broken;
-    check(reader)?;
-    *state = State::Read;
-    Ok(())
-}
-
-/// [`settle`] for a value whose reading stopped part way: back to its start and checked.
-#[cold]
-#[inline(never)]
-fn settle_broken<'a>(
-    reader: &mut Reader<'a>,
-    state: &mut State,
-    mark: &Mark<'a>,
-    check: Check<'a>,
-) -> Result<(), Error> {
-    reader.reset(mark);
     check(reader)?;
     *state = State::Read;
     Ok(())
@@ -280,8 +256,13 @@ impl<'a, T: Decode<'a>> Record<'a, '_, T> {
         E: From<Error>,
         F: FnMut(Part<'a, '_, T>) -> Result<(), E>,
     {
-        *self.state = State::Broken;
-        T::read_once(self.reader, f)?;
+        // Through a copy of the reader, stored back once the value is read: the handle's
+        // reader lives in its walk or slot, in memory, and reading through it directly
+        // stored and reloaded the position at every step. A failed read leaves the reader
+        // at the value's start, to be checked from there.
+        let mut local = self.reader.working_copy();
+        T::read_once(&mut local, f)?;
+        self.reader.catch_up(&local);
         *self.state = State::Read;
         Ok(())
     }
@@ -289,8 +270,9 @@ impl<'a, T: Decode<'a>> Record<'a, '_, T> {
     /// Decodes the value as a view (validated whole, as `Decode::decode` does).
     #[inline]
     pub fn view(self) -> Result<T, Error> {
-        *self.state = State::Broken;
-        let value = self.reader.read()?;
+        let mut local = self.reader.working_copy();
+        let value = local.read()?;
+        self.reader.catch_up(&local);
         *self.state = State::Read;
         Ok(value)
     }
@@ -304,10 +286,9 @@ impl<'a, T: Decode<'a>> Record<'a, '_, T> {
 #[doc(hidden)]
 pub struct RecordSlot<'a>(Option<One<'a>>);
 
-/// A record handed out: its state, where it starts, how to check it.
+/// A record handed out: its state and how to check it.
 struct One<'a> {
     state: State,
-    mark: Mark<'a>,
     check: Check<'a>,
 }
 
@@ -332,7 +313,6 @@ impl<'a> RecordSlot<'a> {
     ) -> Record<'a, 's, T> {
         let one = self.0.insert(One {
             state: State::Unread,
-            mark: reader.mark(),
             check: check_one::<T>,
         });
         Record {
@@ -347,7 +327,7 @@ impl<'a> RecordSlot<'a> {
     #[inline(always)]
     pub fn finish(&mut self, reader: &mut Reader<'a>) -> Result<(), Error> {
         match &mut self.0 {
-            Some(one) => settle(reader, &mut one.state, &one.mark, one.check),
+            Some(one) => settle(reader, &mut one.state, one.check),
             None => Ok(()),
         }
     }
@@ -370,8 +350,6 @@ struct Walk<'a> {
     left: usize,
     /// The state of the value handed out last.
     state: State,
-    /// Where that value starts.
-    mark: Mark<'a>,
     /// Checks one value of its type.
     check: Check<'a>,
     /// Moves past elements or entries not handed out.
@@ -401,12 +379,10 @@ impl<'a> Slot<'a> {
         check: Check<'a>,
         rest: Rest<'a>,
     ) -> &mut Walk<'a> {
-        let mark = own.mark();
         self.0.insert(Walk {
             own,
             left,
             state,
-            mark,
             check,
             rest,
         })
@@ -469,7 +445,7 @@ impl<'a> Slot<'a> {
     #[inline(always)]
     pub fn finish(&mut self, reader: &mut Reader<'a>) -> Result<(), Error> {
         if let Some(walk) = &mut self.0 {
-            settle(&mut walk.own, &mut walk.state, &walk.mark, walk.check)?;
+            settle(&mut walk.own, &mut walk.state, walk.check)?;
             if walk.left > 0 {
                 (walk.rest)(&mut walk.own, walk.left)?;
             }
@@ -504,12 +480,11 @@ impl<'a, T: Decode<'a>> Records<'a, '_, T> {
     #[allow(clippy::should_implement_trait)] // each element borrows the walk
     pub fn next(&mut self) -> Result<Option<Record<'a, '_, T>>, Error> {
         let walk = &mut *self.walk;
-        settle(&mut walk.own, &mut walk.state, &walk.mark, walk.check)?;
+        settle(&mut walk.own, &mut walk.state, walk.check)?;
         if walk.left == 0 {
             return Ok(None);
         }
         walk.left -= 1;
-        walk.mark = walk.own.mark();
         walk.state = State::Unread;
         Ok(Some(Record {
             reader: &mut walk.own,
@@ -544,13 +519,12 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
     #[allow(clippy::should_implement_trait)] // each value borrows the walk
     pub fn next(&mut self) -> Result<Option<(K, Record<'a, '_, V>)>, Error> {
         let walk = &mut *self.walk;
-        settle(&mut walk.own, &mut walk.state, &walk.mark, walk.check)?;
+        settle(&mut walk.own, &mut walk.state, walk.check)?;
         if walk.left == 0 {
             return Ok(None);
         }
         walk.left -= 1;
         let key = K::decode(&mut walk.own)?;
-        walk.mark = walk.own.mark();
         walk.state = State::Unread;
         let value = Record {
             reader: &mut walk.own,

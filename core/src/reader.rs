@@ -140,14 +140,6 @@ pub struct Reader<'a> {
     open_ended: bool,
 }
 
-/// A reader's position and empty-element budget, to go back to (one-pass reading re-checks
-/// a value from its start when a caller's reading of it stopped part way).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Mark<'a> {
-    rest: &'a [u8],
-    empty_left: u64,
-}
-
 /// Where a bounds error happened, for the error constructors: the reader's offset, how many
 /// bytes its scope had left, and whether that scope ends where the input ends.
 #[derive(Clone, Copy)]
@@ -682,23 +674,6 @@ impl<'a> Reader<'a> {
             validated: self.validated,
             open_ended: self.open_ended,
         }
-    }
-
-    /// Where this reader is, to come back to with [`reset`](Self::reset): its position and
-    /// its empty-element budget (the depth is back where it was once a read returns).
-    #[inline(always)]
-    pub(crate) fn mark(&self) -> Mark<'a> {
-        Mark {
-            rest: self.rest,
-            empty_left: self.empty_left,
-        }
-    }
-
-    /// Goes back to `mark`, taken of this reader in the same scope.
-    #[inline]
-    pub(crate) fn reset(&mut self, mark: &Mark<'a>) {
-        self.rest = mark.rest;
-        self.empty_left = mark.empty_left;
     }
 
     /// Goes one nesting level deeper for good (a walk over elements on a reader of its
