@@ -144,6 +144,8 @@ fn built_in_output_equals_the_plugin_output() {
             &["const.bop", "--emit-source-info"],
             &["--rust_opt=rustfmt=false"],
         ),
+        // One-pass reading.
+        (&["tree.bop"], &["--rust_opt=one_pass=true"]),
     ];
     for (i, (args, extra)) in cases.iter().enumerate() {
         let built_in = build_into(&p, args, &format!("built-in-{i}"), extra);
@@ -188,6 +190,12 @@ fn built_in_output_equals_the_plugin_output() {
     assert!(gated.contains(r#"#[cfg(feature = "alloc")]"#), "owned_cfg");
     assert!(p.join("built-in-4/bebop_generated.rs").is_file());
     assert!(p.join("built-in-5/nested/dir/doc.rs").is_file());
+    let one_pass = p.read("built-in-7/tree.rs");
+    assert!(one_pass.contains("once::ReadOnce<'a> for"), "one_pass=true");
+    assert!(
+        !gated.contains("once::ReadOnce"),
+        "one-pass reading is off by default"
+    );
 }
 
 #[test]

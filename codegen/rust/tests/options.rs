@@ -521,3 +521,21 @@ fn the_plugin_takes_the_new_options_as_parameters() {
     let error = bebop_codegen_rust::respond(&bad).error.unwrap();
     assert!(error.contains("option `type_attribute`"), "{error}");
 }
+
+#[test]
+fn the_plugin_guide_documents_every_option_key() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/plugins.md"
+    ))
+    .expect("docs/plugins.md");
+    let missing: Vec<&str> = bebop_codegen_rust::OPTION_KEYS
+        .iter()
+        .copied()
+        .filter(|key| !guide.contains(&format!("`{key}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/plugins.md does not name {missing:?}"
+    );
+}
