@@ -189,7 +189,9 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
 /// Reads a map's entry count, checks that the input can hold that many entries and charges
 /// zero-sized ones to the budget.
 #[inline(always)]
-fn read_count<'a, K: Decode<'a>, V: Decode<'a>>(reader: &mut Reader<'a>) -> Result<usize, Error> {
+pub(crate) fn read_count<'a, K: Decode<'a>, V: Decode<'a>>(
+    reader: &mut Reader<'a>,
+) -> Result<usize, Error> {
     let entry_min = K::MIN_SIZE + V::MIN_SIZE;
     let len = reader.read_length(entry_min)?;
     if entry_min == 0 {

@@ -356,6 +356,31 @@ struct Walk<'a> {
     rest: Rest<'a>,
 }
 
+impl<'a> Walk<'a> {
+    /// Moves past the value handed out last (checking it if it was not read) and counts
+    /// the next one out; false when none is left.
+    #[inline(always)]
+    fn advance(&mut self) -> Result<bool, Error> {
+        settle(&mut self.own, &mut self.state, self.check)?;
+        if self.left == 0 {
+            return Ok(false);
+        }
+        self.left -= 1;
+        Ok(true)
+    }
+
+    /// The next value, not read yet, as a [`Record`].
+    #[inline(always)]
+    fn record<T>(&mut self) -> Record<'a, '_, T> {
+        self.state = State::Unread;
+        Record {
+            reader: &mut self.own,
+            state: &mut self.state,
+            _type: PhantomData,
+        }
+    }
+}
+
 impl Default for Slot<'_> {
     fn default() -> Self {
         Self::new()
@@ -369,20 +394,19 @@ impl<'a> Slot<'a> {
         Slot(None)
     }
 
-    /// Makes a walk reading from a copy of `reader`.
+    /// Starts a walk over `left` values on `own`, a copy of the implementation's reader.
     #[inline(always)]
     fn open(
         &mut self,
         own: Reader<'a>,
         left: usize,
-        state: State,
         check: Check<'a>,
         rest: Rest<'a>,
     ) -> &mut Walk<'a> {
         self.0.insert(Walk {
             own,
             left,
-            state,
+            state: State::Read,
             check,
             rest,
         })
@@ -405,7 +429,7 @@ impl<'a> Slot<'a> {
         } else {
             take_each::<T>
         };
-        let walk = self.open(own, count, State::Read, check_one::<T>, rest);
+        let walk = self.open(own, count, check_one::<T>, rest);
         Ok(Records {
             walk,
             _type: PhantomData,
@@ -420,20 +444,10 @@ impl<'a> Slot<'a> {
         &mut self,
         reader: &mut Reader<'a>,
     ) -> Result<Entries<'a, '_, K, V>, Error> {
-        let entry_min = K::MIN_SIZE + V::MIN_SIZE;
-        let count = reader.read_length(entry_min)?;
-        if entry_min == 0 {
-            reader.charge_empty(count)?;
-        }
+        let count = crate::map::read_count::<K, V>(reader)?;
         let mut own = reader.working_copy();
         own.descend()?;
-        let walk = self.open(
-            own,
-            count,
-            State::Read,
-            check_one::<V>,
-            check_entries::<K, V>,
-        );
+        let walk = self.open(own, count, check_one::<V>, check_entries::<K, V>);
         Ok(Entries {
             walk,
             _types: PhantomData,
@@ -479,18 +493,10 @@ impl<'a, T: Decode<'a>> Records<'a, '_, T> {
     #[inline]
     #[allow(clippy::should_implement_trait)] // each element borrows the walk
     pub fn next(&mut self) -> Result<Option<Record<'a, '_, T>>, Error> {
-        let walk = &mut *self.walk;
-        settle(&mut walk.own, &mut walk.state, walk.check)?;
-        if walk.left == 0 {
+        if !self.walk.advance()? {
             return Ok(None);
         }
-        walk.left -= 1;
-        walk.state = State::Unread;
-        Ok(Some(Record {
-            reader: &mut walk.own,
-            state: &mut walk.state,
-            _type: PhantomData,
-        }))
+        Ok(Some(self.walk.record()))
     }
 }
 
@@ -518,20 +524,11 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
     #[inline]
     #[allow(clippy::should_implement_trait)] // each value borrows the walk
     pub fn next(&mut self) -> Result<Option<(K, Record<'a, '_, V>)>, Error> {
-        let walk = &mut *self.walk;
-        settle(&mut walk.own, &mut walk.state, walk.check)?;
-        if walk.left == 0 {
+        if !self.walk.advance()? {
             return Ok(None);
         }
-        walk.left -= 1;
-        let key = K::decode(&mut walk.own)?;
-        walk.state = State::Unread;
-        let value = Record {
-            reader: &mut walk.own,
-            state: &mut walk.state,
-            _type: PhantomData,
-        };
-        Ok(Some((key, value)))
+        let key = K::decode(&mut self.walk.own)?;
+        Ok(Some((key, self.walk.record())))
     }
 }
 

@@ -436,10 +436,7 @@ impl<'a> Reader<'a> {
     /// element walks call it.
     #[inline]
     pub fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, Error>) -> Result<T, Error> {
-        if self.depth_left == 0 {
-            return Err(self.error(ErrorKind::TooDeep));
-        }
-        self.depth_left -= 1;
+        self.descend()?;
         let out = f(self);
         self.depth_left += 1;
         out
@@ -676,9 +673,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Goes one nesting level deeper for good (a walk over elements on a reader of its
-    /// own), failing with [`ErrorKind::TooDeep`] as [`nested`](Self::nested) does.
-    #[inline]
+    /// Goes one nesting level deeper, failing with [`ErrorKind::TooDeep`] when the depth
+    /// limit is used up: for [`nested`](Self::nested), and for good on a reader of a walk's
+    /// own (one-pass reading).
+    #[inline(always)]
     pub(crate) fn descend(&mut self) -> Result<(), Error> {
         if self.depth_left == 0 {
             return Err(self.error(ErrorKind::TooDeep));
