@@ -20,7 +20,9 @@
 //!
 //! A handle whose reading failed (or that a callback dropped half read, by swallowing an
 //! error) is checked again from its start when the reading moves on, so the position after
-//! it is always right.
+//! it is always right. An error a callback swallows from a walk's `next` (a value before
+//! the next one that fails its check, a map key that does not decode) comes back when the
+//! reading moves on, too: a callback that ignores errors cannot make invalid input pass.
 //!
 //! Generated code implements [`ReadOnce`] for structs, messages and unions; the
 //! implementations build on [`message`], [`union`] and slots that hold the handle of each
@@ -172,6 +174,9 @@ enum State {
     /// reads through a copy of its reader and moves the reader only once the value is read
     /// whole, so a value whose reading failed part way is checked from its start.
     Unread,
+    /// The walk failed where `from_bytes` fails, with this error (a map key that did not
+    /// decode): the error comes back whenever the reading would move on.
+    Failed(Error),
 }
 
 /// Checks one value (a type's `Decode::check`).
@@ -186,18 +191,27 @@ type Rest<'a> = fn(&mut Reader<'a>, usize) -> Result<(), Error>;
 fn settle<'a>(reader: &mut Reader<'a>, state: &mut State, check: Check<'a>) -> Result<(), Error> {
     match *state {
         State::Read => Ok(()),
-        State::Unread => settle_unread(reader, state, check),
+        _ => settle_unread(reader, state, check),
     }
 }
 
-/// [`settle`] for a value not read: checked.
+/// [`settle`] for a value not read: checked, through a copy of `reader` that it catches
+/// up with only once the check passed. A check that fails leaves `reader` at the value's
+/// start, so a callback that swallows the error and goes on gets the same error again
+/// where the reading moves on (from the value's start, as `from_bytes` meets it), not a
+/// check from the middle of the value, which may well pass.
 #[inline(never)]
 fn settle_unread<'a>(
     reader: &mut Reader<'a>,
     state: &mut State,
     check: Check<'a>,
 ) -> Result<(), Error> {
-    check(reader)?;
+    if let State::Failed(error) = *state {
+        return Err(error);
+    }
+    let mut local = reader.working_copy();
+    check(&mut local)?;
+    reader.catch_up(&local);
     *state = State::Read;
     Ok(())
 }
@@ -527,8 +541,16 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
         if !self.walk.advance()? {
             return Ok(None);
         }
-        let key = K::decode(&mut self.walk.own)?;
-        Ok(Some((key, self.walk.record())))
+        // The key through a copy as well: a key that fails to decode leaves the walk at its
+        // start, with its entry still to be checked, to fail again there when the reading
+        // moves on.
+        match K::decode(&mut self.walk.own) {
+            Ok(key) => Ok(Some((key, self.walk.record()))),
+            Err(error) => {
+                self.walk.state = State::Failed(error);
+                Err(error)
+            }
+        }
     }
 }
 
