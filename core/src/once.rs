@@ -10,6 +10,9 @@
 //! arrives as a [`Record`], arrays of them as [`Records`], maps onto them as [`Entries`]:
 //! handles that read their value in one pass in turn ([`Record::read`]), decode it as a view
 //! ([`Record::view`]) or leave it, in which case it is checked when the reading moves on.
+//! Arrays of such arrays (`T[][]`) arrive as [`Lists`] and maps onto them (`map[K, T[]]`)
+//! as [`ListEntries`], which hand out each array as [`Records`]. (A field that a view holds
+//! through `Lazy`, to break a cycle of values, is a [`Record`] like any other.)
 //!
 //! Whatever the callbacks do, the input is validated exactly as `Decode::from_bytes` would
 //! validate it: the same checks (bounds, UTF-8, discriminators, nesting depth, the budget of
@@ -118,7 +121,7 @@
 
 use core::marker::PhantomData;
 
-use crate::{Decode, Error, Reader};
+use crate::{Array, Decode, Error, Reader};
 
 /// What [`ReadOnce::read_once`] hands its callback for a value of `Self` read from input
 /// borrowed for `'a`, while the callback borrows the reader for `'r`: an enum of the fields
@@ -247,6 +250,28 @@ fn check_entries<'a, K: Decode<'a>, V: ReadOnce<'a>>(
     })
 }
 
+/// Checks one array of `T` as decoding checks it (the walk of [`Records`] left alone).
+#[inline(never)]
+fn check_list<'a, T: ReadOnce<'a>>(reader: &mut Reader<'a>) -> Result<(), Error> {
+    Walk::array::<T>(reader, check_one::<T>, check_each::<T>)?.finish(reader)
+}
+
+/// Checks `n` arrays of `T`.
+fn check_lists<'a, T: ReadOnce<'a>>(reader: &mut Reader<'a>, n: usize) -> Result<(), Error> {
+    (0..n).try_for_each(|_| check_list::<T>(reader))
+}
+
+/// Checks `n` entries of a map onto arrays of `T`.
+fn check_list_entries<'a, K: Decode<'a>, T: ReadOnce<'a>>(
+    reader: &mut Reader<'a>,
+    n: usize,
+) -> Result<(), Error> {
+    (0..n).try_for_each(|_| {
+        K::decode(reader)?;
+        check_list::<T>(reader)
+    })
+}
+
 /// One struct, message or union not read yet: [read](Self::read) it in one pass, decode it
 /// as a [view](Self::view), or leave it (it is checked when the reading moves on).
 #[must_use = "a record left alone is only checked; read it or view it to see it"]
@@ -371,6 +396,47 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
+    /// A walk over the next value of `reader`, an array of `E`, checked as decoding checks
+    /// it: its count against the bytes left, zero-sized elements against the budget, and
+    /// one more nesting level for elements that are read one by one (`check` checks one,
+    /// `each` a number of them; fixed-size elements that are always valid are only
+    /// counted).
+    #[inline(always)]
+    fn array<E: Decode<'a>>(
+        reader: &mut Reader<'a>,
+        check: Check<'a>,
+        each: Rest<'a>,
+    ) -> Result<Self, Error> {
+        let count = reader.read_length(E::MIN_SIZE)?;
+        let nested = reader.element_prelude::<E>(count)?;
+        let mut own = reader.working_copy();
+        let rest: Rest<'a> = if nested {
+            own.descend()?;
+            each
+        } else {
+            take_each::<E>
+        };
+        Ok(Walk {
+            own,
+            left: count,
+            state: State::Read,
+            check,
+            rest,
+        })
+    }
+
+    /// Moves `reader`, the reader the walk was copied from, past the whole walk: the value
+    /// handed out last and those not handed out are checked.
+    #[inline(always)]
+    fn finish(&mut self, reader: &mut Reader<'a>) -> Result<(), Error> {
+        settle(&mut self.own, &mut self.state, self.check)?;
+        if self.left > 0 {
+            (self.rest)(&mut self.own, self.left)?;
+        }
+        reader.catch_up(&self.own);
+        Ok(())
+    }
+
     /// Moves past the value handed out last (checking it if it was not read) and counts
     /// the next one out; false when none is left.
     #[inline(always)]
@@ -434,6 +500,8 @@ impl<'a> Slot<'a> {
         &mut self,
         reader: &mut Reader<'a>,
     ) -> Result<Records<'a, '_, T>, Error> {
+        // As `Walk::array`, written out: a walk built apart and then moved into the slot
+        // was copied through the stack (TreeDeep took 8% more instructions).
         let count = reader.read_length(T::MIN_SIZE)?;
         let nested = reader.element_prelude::<T>(count)?;
         let mut own = reader.working_copy();
@@ -446,6 +514,20 @@ impl<'a> Slot<'a> {
         let walk = self.open(own, count, check_one::<T>, rest);
         Ok(Records {
             walk,
+            _type: PhantomData,
+        })
+    }
+
+    /// The next value, an array of arrays of structs, messages or unions (`T[][]`), as
+    /// [`Lists`]: checked as decoding checks it, like [`records`](Self::records).
+    #[inline(always)]
+    pub fn lists<T: ReadOnce<'a> + 'a>(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Lists<'a, '_, T>, Error> {
+        let walk = Walk::array::<Array<'a, T>>(reader, check_list::<T>, check_lists::<T>)?;
+        Ok(Lists {
+            nest: Nest::new(self.0.insert(walk)),
             _type: PhantomData,
         })
     }
@@ -464,6 +546,23 @@ impl<'a> Slot<'a> {
         let walk = self.open(own, count, check_one::<V>, check_entries::<K, V>);
         Ok(Entries {
             walk,
+            _types: PhantomData,
+        })
+    }
+
+    /// The next value, a map onto arrays of structs, messages or unions (`map[K, T[]]`),
+    /// as [`ListEntries`]: checked as decoding checks it, like [`entries`](Self::entries).
+    #[inline(always)]
+    pub fn list_entries<K: Decode<'a>, T: ReadOnce<'a> + 'a>(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<ListEntries<'a, '_, K, T>, Error> {
+        let count = crate::map::read_count::<K, Array<'a, T>>(reader)?;
+        let mut own = reader.working_copy();
+        own.descend()?;
+        let walk = self.open(own, count, check_list::<T>, check_list_entries::<K, T>);
+        Ok(ListEntries {
+            nest: Nest::new(walk),
             _types: PhantomData,
         })
     }
@@ -551,6 +650,119 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
                 Err(error)
             }
         }
+    }
+}
+
+/// A walk whose values are themselves arrays of records, each handed out as a walk of its
+/// own ([`Records`]), for [`Lists`] and [`ListEntries`].
+struct Nest<'a, 'r> {
+    /// The walk over the arrays (or entries).
+    outer: &'r mut Walk<'a>,
+    /// The walk over the array handed out last, on a copy of `outer`'s reader.
+    inner: Option<Walk<'a>>,
+}
+
+impl<'a, 'r> Nest<'a, 'r> {
+    #[inline(always)]
+    fn new(outer: &'r mut Walk<'a>) -> Self {
+        Nest { outer, inner: None }
+    }
+
+    /// Moves past the array handed out last, checking what was not read of it, and counts
+    /// the next one out; false when none is left.
+    ///
+    /// While an array is handed out, its value in the outer walk stays unread: should its
+    /// walk fail, or the handle be dropped with the walk half done, the outer walk checks
+    /// the array again, whole, from its start.
+    #[inline]
+    fn advance(&mut self) -> Result<bool, Error> {
+        if let Some(mut inner) = self.inner.take() {
+            inner.finish(&mut self.outer.own)?;
+            self.outer.state = State::Read;
+        }
+        self.outer.advance()
+    }
+
+    /// The array at the outer walk's position, as [`Records`] (the outer walk stays at its
+    /// start until the array's walk is finished).
+    #[inline]
+    fn records<T: ReadOnce<'a>>(&mut self) -> Result<Records<'a, '_, T>, Error> {
+        self.outer.state = State::Unread;
+        let mut at = self.outer.own.working_copy();
+        let walk = Walk::array::<T>(&mut at, check_one::<T>, check_each::<T>)?;
+        Ok(Records {
+            walk: self.inner.insert(walk),
+            _type: PhantomData,
+        })
+    }
+}
+
+/// The arrays of an array of arrays of structs, messages or unions (`T[][]`), handed out
+/// one by one ([`next`](Self::next)) as [`Records`]; what a callback leaves is checked when
+/// the reading moves on.
+#[must_use = "arrays left alone are only checked"]
+pub struct Lists<'a, 'r, T> {
+    nest: Nest<'a, 'r>,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<'a, T: ReadOnce<'a>> Lists<'a, '_, T> {
+    /// How many arrays are left to hand out.
+    pub fn len(&self) -> usize {
+        self.nest.outer.left
+    }
+
+    /// True when no array is left to hand out.
+    pub fn is_empty(&self) -> bool {
+        self.nest.outer.left == 0
+    }
+
+    /// The next array, once the one before it is read or checked; `None` after the last.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // each array borrows the walk
+    pub fn next(&mut self) -> Result<Option<Records<'a, '_, T>>, Error> {
+        if !self.nest.advance()? {
+            return Ok(None);
+        }
+        self.nest.records().map(Some)
+    }
+}
+
+/// The entries of a map onto arrays of structs, messages or unions (`map[K, T[]]`), handed
+/// out one by one ([`next`](Self::next)): each key decoded, each value as [`Records`].
+#[must_use = "entries left alone are only checked"]
+pub struct ListEntries<'a, 'r, K, T> {
+    nest: Nest<'a, 'r>,
+    _types: PhantomData<fn() -> (K, T)>,
+}
+
+impl<'a, K: Decode<'a>, T: ReadOnce<'a>> ListEntries<'a, '_, K, T> {
+    /// How many entries are left to hand out.
+    pub fn len(&self) -> usize {
+        self.nest.outer.left
+    }
+
+    /// True when no entry is left to hand out.
+    pub fn is_empty(&self) -> bool {
+        self.nest.outer.left == 0
+    }
+
+    /// The next entry's key and array, once the array before it is read or checked;
+    /// `None` after the last.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // each array borrows the walk
+    pub fn next(&mut self) -> Result<Option<(K, Records<'a, '_, T>)>, Error> {
+        if !self.nest.advance()? {
+            return Ok(None);
+        }
+        let key = match K::decode(&mut self.nest.outer.own) {
+            Ok(key) => key,
+            Err(error) => {
+                self.nest.outer.state = State::Failed(error);
+                return Err(error);
+            }
+        };
+        Ok(Some((key, self.nest.records()?)))
     }
 }
 

@@ -7,8 +7,8 @@ use bebop_core::once::{self, Record};
 use bebop_core::{Decode, Encode, Error, Reader};
 use bebop_rust_build_tests::once::style::{FancyPart, PlainPart};
 use bebop_rust_build_tests::once::{
-    self as schema, FlaggedPart, LabelPart, LinkPart, PointPartPart, PointReadOncePart, ShapePart,
-    StylePart,
+    self as schema, ChainPart, FlaggedPart, LabelPart, LinkPart, PointPartPart, PointReadOncePart,
+    ShapePart, StylePart,
 };
 use proptest::prelude::*;
 
@@ -172,7 +172,23 @@ fn shape<'a>(r: Record<'a, '_, schema::Shape<'a>>, m: Mode, t: &mut Trace) -> Re
             }
             ShapePart::Style(s) => visit(m, t.len(), s, |s| style(s, m, t))?,
             ShapePart::Tags(tags) => t.push(format!("tags {}", tags.len())),
-            ShapePart::Grid(grid) => t.push(format!("grid {}", grid.len())),
+            ShapePart::Grid(mut grid) => {
+                t.push(format!("grid {}", grid.len()));
+                let mut row_at = 0;
+                while let Some(mut row) = step(m, grid.next())? {
+                    t.push(format!("row {}", row.len()));
+                    // A careless reader abandons every other row part way.
+                    let mut i = 0;
+                    while let Some(p) = step(m, row.next())? {
+                        visit(m, i, p, |p| point(p, t))?;
+                        i += 1;
+                        if m == Mode::Careless && row_at % 2 == 1 {
+                            break;
+                        }
+                    }
+                    row_at += 1;
+                }
+            }
             ShapePart::Lookup(mut lookup) => {
                 t.push(format!("lookup {}", lookup.len()));
                 let mut i = 0;
@@ -196,11 +212,40 @@ fn shape<'a>(r: Record<'a, '_, schema::Shape<'a>>, m: Mode, t: &mut Trace) -> Re
                 t.push(format!("z{z}"));
                 Ok::<_, Error>(())
             })?,
-            ShapePart::Link(l) => l.read(|part| {
-                if let LinkPart::Id(id) = part {
-                    t.push(format!("link {id}"));
+            ShapePart::Link(l) => link(l, m, t)?,
+            ShapePart::Groups(mut groups) => {
+                t.push(format!("groups {}", groups.len()));
+                let mut i = 0;
+                while let Some((key, mut shapes)) = step(m, groups.next())? {
+                    t.push(format!("key {key}"));
+                    if m != Mode::All && i % 3 == 1 {
+                        // Left alone: checked whole.
+                        i += 1;
+                        continue;
+                    }
+                    t.push(format!("row {}", shapes.len()));
+                    let mut j = 0;
+                    while let Some(s) = step(m, shapes.next())? {
+                        visit(m, j, s, |s| shape(s, m, t))?;
+                        j += 1;
+                    }
+                    i += 1;
                 }
-                Ok::<_, Error>(())
+            }
+        }
+        Ok::<_, Error>(())
+    })
+}
+
+/// Reads a `Link` and the chain it holds, by value, down to its end.
+fn link<'a>(r: Record<'a, '_, schema::Link<'a>>, m: Mode, t: &mut Trace) -> Result<(), Error> {
+    r.read(|part| {
+        match part {
+            LinkPart::Id(id) => t.push(format!("link {id}")),
+            LinkPart::Chain(c) => visit(m, t.len(), c, |c| {
+                c.read(|ChainPart::Next(l)| link(l, m, t))?;
+                t.push("end".into());
+                Ok(())
             })?,
         }
         Ok::<_, Error>(())
@@ -281,6 +326,10 @@ fn trace_view(s: &schema::Shape<'_>, t: &mut Trace) {
     }
     if let Some(grid) = s.grid {
         t.push(format!("grid {}", grid.len()));
+        for row in grid.iter() {
+            t.push(format!("row {}", row.len()));
+            row.iter().for_each(|p| trace_point(&p, t));
+        }
     }
     if let Some(lookup) = s.lookup {
         t.push(format!("lookup {}", lookup.len()));
@@ -296,11 +345,28 @@ fn trace_view(s: &schema::Shape<'_>, t: &mut Trace) {
         t.push(format!("nothing {}", nothing.len()));
     }
     if let Some(link) = s.link {
-        t.push(format!("link {}", link.id));
+        trace_link(&link, t);
     }
     if let Some(other) = s.other {
         t.push(format!("z{}", other.z));
     }
+    if let Some(groups) = s.groups {
+        t.push(format!("groups {}", groups.len()));
+        for (k, shapes) in groups.iter() {
+            t.push(format!("key {k}"));
+            t.push(format!("row {}", shapes.len()));
+            shapes.iter().for_each(|c| trace_view(&c, t));
+        }
+    }
+}
+
+fn trace_link(link: &schema::Link<'_>, t: &mut Trace) {
+    t.push(format!("link {}", link.id));
+    let chain = link.chain.try_get().expect("validated");
+    if let Some(next) = chain.next {
+        trace_link(&next.try_get().expect("validated"), t);
+    }
+    t.push("end".into());
 }
 
 /// A shape with every field set, nesting `depth` levels of children.
@@ -343,15 +409,34 @@ fn sample(depth: u32) -> schema::owned::Shape {
             schema::owned::Style::Plain(schema::style::Plain { width: 1.5 })
         }),
         tags: Some(vec!["t1".into(), "t2".into()]),
-        grid: Some(vec![vec![schema::Point { x: 0, y: 0 }], vec![]]),
+        grid: Some(vec![
+            vec![schema::Point { x: 0, y: 0 }],
+            vec![],
+            vec![schema::Point { x: 1, y: 1 }, schema::Point { x: 2, y: 2 }],
+            vec![schema::Point { x: 3, y: 3 }, schema::Point { x: 4, y: 4 }],
+        ]),
         lookup: Some([(5, leaf(5))].into()),
         empty: Some(schema::Empty {}),
         nothing: Some(vec![schema::Nothing {}; 3]),
         link: Some(schema::owned::Link {
             id: 77,
-            chain: Box::new(schema::owned::Chain { next: None }),
+            chain: Box::new(schema::owned::Chain {
+                next: Some(Box::new(schema::owned::Link {
+                    id: 78,
+                    chain: Box::new(schema::owned::Chain { next: None }),
+                })),
+            }),
         }),
         other: Some(schema::PointPart { z: 5 }),
+        groups: Some(
+            [
+                ("g".into(), vec![leaf(8), leaf(9)]),
+                ("h".into(), vec![]),
+                ("i".into(), vec![leaf(10)]),
+                ("j".into(), vec![leaf(11)]),
+            ]
+            .into(),
+        ),
     }
 }
 

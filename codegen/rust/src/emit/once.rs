@@ -24,6 +24,10 @@ enum Handed {
     Records(TokenStream),
     /// A map onto them, as `Entries` (key type, value type).
     Entries(TokenStream, TokenStream),
+    /// An array of arrays of them, as `Lists` (the records' type).
+    Lists(TokenStream),
+    /// A map onto arrays of them, as `ListEntries` (key type, the records' type).
+    ListEntries(TokenStream, TokenStream),
 }
 
 impl Handed {
@@ -39,6 +43,8 @@ impl Handed {
             Handed::Record(ty) => quote!(#rt::once::Record<'a, 'r, #ty>),
             Handed::Records(ty) => quote!(#rt::once::Records<'a, 'r, #ty>),
             Handed::Entries(k, v) => quote!(#rt::once::Entries<'a, 'r, #k, #v>),
+            Handed::Lists(ty) => quote!(#rt::once::Lists<'a, 'r, #ty>),
+            Handed::ListEntries(k, v) => quote!(#rt::once::ListEntries<'a, 'r, #k, #v>),
         }
     }
 
@@ -49,6 +55,8 @@ impl Handed {
             Handed::Record(_) => quote!(one.record(reader)),
             Handed::Records(_) => quote!(many.records(reader)?),
             Handed::Entries(..) => quote!(many.entries(reader)?),
+            Handed::Lists(_) => quote!(many.lists(reader)?),
+            Handed::ListEntries(..) => quote!(many.list_entries(reader)?),
         }
     }
 }
@@ -59,20 +67,37 @@ impl Emitter<'_, '_> {
         matches!(ty, Ty::Def(id) if self.def(*id).is_record())
     }
 
-    /// How field `f` of a record in module `from` is handed out.
-    fn handed(&self, from: &[String], f: &Field) -> Handed {
-        if f.lazy {
-            let rt = &self.rt;
-            let inner = self.view_ty(from, &f.ty);
-            return Handed::Value(quote!(#rt::Lazy<'a, #inner>));
+    /// The element type of `ty` when it is an array of structs, messages or unions.
+    fn record_elements<'t>(&self, ty: &'t Ty) -> Option<&'t Ty> {
+        match ty {
+            Ty::Array(el) if self.is_record_ty(el) => Some(el),
+            _ => None,
         }
+    }
+
+    /// How field `f` of a record in module `from` is handed out. (A field the view holds
+    /// through `Lazy`, for a by-value cycle, is a record like any other here: a handle holds
+    /// no value.)
+    fn handed(&self, from: &[String], f: &Field) -> Handed {
+        let view = |ty: &Ty| self.view_ty(from, ty);
         match &f.ty {
-            ty @ Ty::Def(_) if self.is_record_ty(ty) => Handed::Record(self.view_ty(from, ty)),
-            Ty::Array(el) if self.is_record_ty(el) => Handed::Records(self.view_ty(from, el)),
-            Ty::Map(k, v) if self.is_record_ty(v) => {
-                Handed::Entries(self.view_ty(from, k), self.view_ty(from, v))
+            ty @ Ty::Def(_) if self.is_record_ty(ty) => Handed::Record(view(ty)),
+            ty if f.lazy => {
+                let rt = &self.rt;
+                let inner = view(ty);
+                Handed::Value(quote!(#rt::Lazy<'a, #inner>))
             }
-            ty => Handed::Value(self.view_ty(from, ty)),
+            Ty::Array(el) if self.is_record_ty(el) => Handed::Records(view(el)),
+            Ty::Array(el) => match self.record_elements(el) {
+                Some(inner) => Handed::Lists(view(inner)),
+                None => Handed::Value(view(&f.ty)),
+            },
+            Ty::Map(k, v) if self.is_record_ty(v) => Handed::Entries(view(k), view(v)),
+            Ty::Map(k, v) => match self.record_elements(v) {
+                Some(inner) => Handed::ListEntries(view(k), view(inner)),
+                None => Handed::Value(view(&f.ty)),
+            },
+            ty => Handed::Value(view(ty)),
         }
     }
 
@@ -280,10 +305,15 @@ impl Emitter<'_, '_> {
             slot_decl.extend(quote!(let mut one = #rt::once::RecordSlot::new();));
             finish.extend(quote!(one.finish(reader)?;));
         }
-        if variants
-            .iter()
-            .any(|(_, _, h)| matches!(h, Handed::Records(_) | Handed::Entries(..)))
-        {
+        if variants.iter().any(|(_, _, h)| {
+            matches!(
+                h,
+                Handed::Records(_)
+                    | Handed::Entries(..)
+                    | Handed::Lists(_)
+                    | Handed::ListEntries(..)
+            )
+        }) {
             slot_decl.extend(quote!(let mut many = #rt::once::Slot::new();));
             finish.extend(quote!(many.finish(reader)?;));
         }

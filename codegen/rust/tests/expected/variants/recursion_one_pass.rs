@@ -114,15 +114,15 @@ pub mod rec {
     ///
     /// See [`ReadOnce`](::bebop_runtime::once::ReadOnce).
     #[allow(clippy::large_enum_variant)]
-    pub enum ChainPart<'a> {
+    pub enum ChainPart<'a, 'r> {
         /// `value(1): int32`
         Value(i32),
         /// `next(2): rec.Chain`
-        Next(::bebop_runtime::Lazy<'a, Chain<'a>>),
+        Next(::bebop_runtime::once::Record<'a, 'r, Chain<'a>>),
     }
 
     impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Chain<'a> {
-        type Part = ChainPart<'a>;
+        type Part = ChainPart<'a, 'r>;
     }
 
     impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Chain<'a> {
@@ -138,12 +138,14 @@ pub mod rec {
                 ) -> ::core::result::Result<(), E>,
         {
             ::bebop_runtime::once::message(reader, |reader, tag| {
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
                 let part = match tag {
                     1 => ChainPart::Value(reader.read()?),
-                    2 => ChainPart::Next(reader.read()?),
+                    2 => ChainPart::Next(one.record(reader)),
                     _ => return ::core::result::Result::Ok(false),
                 };
                 f(part)?;
+                one.finish(reader)?;
                 ::core::result::Result::Ok(true)
             })
         }
@@ -203,15 +205,15 @@ pub mod rec {
     ///
     /// See [`ReadOnce`](::bebop_runtime::once::ReadOnce).
     #[allow(clippy::large_enum_variant)]
-    pub enum PairPart<'a> {
+    pub enum PairPart<'a, 'r> {
         /// `left: rec.Node`
-        Left(::bebop_runtime::Lazy<'a, Node<'a>>),
+        Left(::bebop_runtime::once::Record<'a, 'r, Node<'a>>),
         /// `right: int32`
         Right(i32),
     }
 
     impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Pair<'a> {
-        type Part = PairPart<'a>;
+        type Part = PairPart<'a, 'r>;
     }
 
     impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Pair<'a> {
@@ -227,12 +229,14 @@ pub mod rec {
                 ) -> ::core::result::Result<(), E>,
         {
             for field in 0..2 {
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
                 let part = match field {
-                    0 => PairPart::Left(reader.read()?),
+                    0 => PairPart::Left(one.record(reader)),
                     1 => PairPart::Right(reader.read()?),
                     _ => break,
                 };
                 f(part)?;
+                one.finish(reader)?;
             }
             ::core::result::Result::Ok(())
         }
@@ -334,15 +338,15 @@ pub mod rec {
     ///
     /// See [`ReadOnce`](::bebop_runtime::once::ReadOnce).
     #[allow(clippy::large_enum_variant)]
-    pub enum NodePart<'a> {
+    pub enum NodePart<'a, 'r> {
         /// `pair(1): rec.Pair`
-        Pair(::bebop_runtime::Lazy<'a, Pair<'a>>),
+        Pair(::bebop_runtime::once::Record<'a, 'r, Pair<'a>>),
         /// `label(2): string`
         Label(&'a str),
     }
 
     impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Node<'a> {
-        type Part = NodePart<'a>;
+        type Part = NodePart<'a, 'r>;
     }
 
     impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Node<'a> {
@@ -358,12 +362,14 @@ pub mod rec {
                 ) -> ::core::result::Result<(), E>,
         {
             ::bebop_runtime::once::message(reader, |reader, tag| {
+                let mut one = ::bebop_runtime::once::RecordSlot::new();
                 let part = match tag {
-                    1 => NodePart::Pair(reader.read()?),
+                    1 => NodePart::Pair(one.record(reader)),
                     2 => NodePart::Label(reader.read()?),
                     _ => return ::core::result::Result::Ok(false),
                 };
                 f(part)?;
+                one.finish(reader)?;
                 ::core::result::Result::Ok(true)
             })
         }
@@ -543,13 +549,13 @@ pub mod rec {
     ///
     /// See [`ReadOnce`](::bebop_runtime::once::ReadOnce).
     #[allow(clippy::large_enum_variant)]
-    pub enum NegationPart<'a> {
+    pub enum NegationPart<'a, 'r> {
         /// `inner: rec.Expr`
-        Inner(::bebop_runtime::Lazy<'a, Expr<'a>>),
+        Inner(::bebop_runtime::once::Record<'a, 'r, Expr<'a>>),
     }
 
     impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Negation<'a> {
-        type Part = NegationPart<'a>;
+        type Part = NegationPart<'a, 'r>;
     }
 
     impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Negation<'a> {
@@ -564,7 +570,9 @@ pub mod rec {
                     ::bebop_runtime::once::Part<'a, '_, Self>,
                 ) -> ::core::result::Result<(), E>,
         {
-            f(NegationPart::Inner(reader.read()?))?;
+            let mut one = ::bebop_runtime::once::RecordSlot::new();
+            f(NegationPart::Inner(one.record(reader)))?;
+            one.finish(reader)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -883,15 +891,15 @@ pub mod rec {
         ///
         /// See [`ReadOnce`](::bebop_runtime::once::ReadOnce).
         #[allow(clippy::large_enum_variant)]
-        pub enum AddPart<'a> {
+        pub enum AddPart<'a, 'r> {
             /// `left(1): rec.Expr`
-            Left(::bebop_runtime::Lazy<'a, super::Expr<'a>>),
+            Left(::bebop_runtime::once::Record<'a, 'r, super::Expr<'a>>),
             /// `right(2): rec.Expr`
-            Right(::bebop_runtime::Lazy<'a, super::Expr<'a>>),
+            Right(::bebop_runtime::once::Record<'a, 'r, super::Expr<'a>>),
         }
 
         impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Add<'a> {
-            type Part = AddPart<'a>;
+            type Part = AddPart<'a, 'r>;
         }
 
         impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Add<'a> {
@@ -907,12 +915,14 @@ pub mod rec {
                     ) -> ::core::result::Result<(), E>,
             {
                 ::bebop_runtime::once::message(reader, |reader, tag| {
+                    let mut one = ::bebop_runtime::once::RecordSlot::new();
                     let part = match tag {
-                        1 => AddPart::Left(reader.read()?),
-                        2 => AddPart::Right(reader.read()?),
+                        1 => AddPart::Left(one.record(reader)),
+                        2 => AddPart::Right(one.record(reader)),
                         _ => return ::core::result::Result::Ok(false),
                     };
                     f(part)?;
+                    one.finish(reader)?;
                     ::core::result::Result::Ok(true)
                 })
             }

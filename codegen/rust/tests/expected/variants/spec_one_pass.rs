@@ -727,15 +727,15 @@ impl ::bebop_runtime::Encode for Chain<'_> {
 ///
 /// See [`ReadOnce`](::bebop_runtime::once::ReadOnce).
 #[allow(clippy::large_enum_variant)]
-pub enum ChainPart<'a> {
+pub enum ChainPart<'a, 'r> {
     /// `value(1): int32`
     Value(i32),
     /// `next(2): Chain`
-    Next(::bebop_runtime::Lazy<'a, Chain<'a>>),
+    Next(::bebop_runtime::once::Record<'a, 'r, Chain<'a>>),
 }
 
 impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Chain<'a> {
-    type Part = ChainPart<'a>;
+    type Part = ChainPart<'a, 'r>;
 }
 
 impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Chain<'a> {
@@ -751,12 +751,14 @@ impl<'a> ::bebop_runtime::once::ReadOnce<'a> for Chain<'a> {
             ) -> ::core::result::Result<(), E>,
     {
         ::bebop_runtime::once::message(reader, |reader, tag| {
+            let mut one = ::bebop_runtime::once::RecordSlot::new();
             let part = match tag {
                 1 => ChainPart::Value(reader.read()?),
-                2 => ChainPart::Next(reader.read()?),
+                2 => ChainPart::Next(one.record(reader)),
                 _ => return ::core::result::Result::Ok(false),
             };
             f(part)?;
+            one.finish(reader)?;
             ::core::result::Result::Ok(true)
         })
     }
