@@ -8,7 +8,9 @@
 //! - [`spec`]: `schemas/spec.bop`, the types of the golden vectors of `docs/wire-format.md`;
 //! - [`recursion`]: `schemas/recursion.bop`, a struct that holds an array of itself.
 //! - [`runs`]: `schemas/runs.bop`, structs with runs of fixed-size fields.
-//! - [`once`]: `schemas/once.bop`, every shape one-pass reading hands out (`one_pass`).
+//! - [`once`]: `schemas/once.bop`, every shape one-pass reading hands out (`one_pass`),
+//!   and [`once_readers`] (with `owned`): readers of it in one pass that read all, some or
+//!   none of it, held to `from_bytes` by `tests/once.rs` and the fuzz target `read_once`.
 //!
 //! The reference fixtures are not compiled here a second time: `bebop-build`'s output for
 //! every one of them must equal the golden file `codegen/rust/tests/expected/NAME.rs` (test
@@ -64,3 +66,9 @@ pub mod runs {
 pub mod once {
     include!(concat!(env!("OUT_DIR"), "/once.rs"));
 }
+
+#[cfg(feature = "owned")]
+extern crate alloc;
+
+#[cfg(feature = "owned")]
+pub mod once_readers;
