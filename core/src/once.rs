@@ -700,6 +700,62 @@ impl<'a, 'r> Nest<'a, 'r> {
 /// The arrays of an array of arrays of structs, messages or unions (`T[][]`), handed out
 /// one by one ([`next`](Self::next)) as [`Records`]; what a callback leaves is checked when
 /// the reading moves on.
+///
+/// ```
+/// use bebop_core::once::{Lists, Parts, ReadOnce, Slot};
+/// use bebop_core::{Decode, Error, Reader, WireSize};
+///
+/// // struct Cell { v: byte; }, as generated code has it.
+/// #[derive(Clone, Copy)]
+/// struct Cell {
+///     v: u8,
+/// }
+/// # impl WireSize for Cell {
+/// #     const FIXED_SIZE: Option<usize> = Some(1);
+/// #     const MIN_SIZE: usize = 1;
+/// # }
+/// # impl<'a> Decode<'a> for Cell {
+/// #     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
+/// #         Ok(Cell { v: r.read()? })
+/// #     }
+/// # }
+/// enum CellPart {
+///     V(u8),
+/// }
+/// impl<'a, 'r> Parts<'a, 'r> for Cell {
+///     type Part = CellPart;
+/// }
+/// impl<'a> ReadOnce<'a> for Cell {
+///     fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
+///     where
+///         E: From<Error>,
+///         F: FnMut(CellPart) -> Result<(), E>,
+///     {
+///         f(CellPart::V(reader.read()?))
+///     }
+/// }
+///
+/// // Cell[][] = [[1, 2], [], [3]]: each array its count, then its cells.
+/// let bytes = [3, 0, 0, 0, 2, 0, 0, 0, 1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 3];
+/// let mut reader = Reader::new(&bytes);
+/// let mut slot = Slot::new();
+/// let mut rows: Lists<'_, '_, Cell> = slot.lists(&mut reader)?;
+/// let mut sums = Vec::new();
+/// while let Some(mut row) = rows.next()? {
+///     let mut sum = 0;
+///     while let Some(cell) = row.next()? {
+///         cell.read(|CellPart::V(v)| {
+///             sum += v;
+///             Ok::<_, Error>(())
+///         })?;
+///     }
+///     sums.push(sum);
+/// }
+/// slot.finish(&mut reader)?;
+/// reader.finish()?;
+/// assert_eq!(sums, [3, 0, 3]);
+/// # Ok::<(), Error>(())
+/// ```
 #[must_use = "arrays left alone are only checked"]
 pub struct Lists<'a, 'r, T> {
     nest: Nest<'a, 'r>,
