@@ -177,9 +177,6 @@ enum State {
     /// reads through a copy of its reader and moves the reader only once the value is read
     /// whole, so a value whose reading failed part way is checked from its start.
     Unread,
-    /// The walk failed where `from_bytes` fails, with this error (a map key that did not
-    /// decode): the error comes back whenever the reading would move on.
-    Failed(Error),
 }
 
 /// Checks one value (a type's `Decode::check`).
@@ -209,9 +206,6 @@ fn settle_unread<'a>(
     state: &mut State,
     check: Check<'a>,
 ) -> Result<(), Error> {
-    if let State::Failed(error) = *state {
-        return Err(error);
-    }
     let mut local = reader.working_copy();
     check(&mut local)?;
     reader.catch_up(&local);
@@ -637,13 +631,16 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
         if !self.walk.advance()? {
             return Ok(None);
         }
-        // The key through a copy as well: a key that fails to decode leaves the walk at its
-        // start, with its entry still to be checked, to fail again there when the reading
-        // moves on.
+        // A key that fails to decode puts the walk back at its start, with its entry still
+        // to be checked, to fail again there when the reading moves on. (Keeping the
+        // error in the walk's state instead cost no instruction here, but made the state
+        // 40 bytes, and trees read through handles took 6% longer.)
+        let start = self.walk.own.working_copy();
         match K::decode(&mut self.walk.own) {
             Ok(key) => Ok(Some((key, self.walk.record()))),
             Err(error) => {
-                self.walk.state = State::Failed(error);
+                self.walk.own.catch_up(&start);
+                self.walk.left += 1;
                 Err(error)
             }
         }
@@ -809,10 +806,13 @@ impl<'a, K: Decode<'a>, T: ReadOnce<'a>> ListEntries<'a, '_, K, T> {
         if !self.nest.advance()? {
             return Ok(None);
         }
+        // As in `Entries::next`: a key that fails leaves the walk at its start.
+        let start = self.nest.outer.own.working_copy();
         let key = match K::decode(&mut self.nest.outer.own) {
             Ok(key) => key,
             Err(error) => {
-                self.nest.outer.state = State::Failed(error);
+                self.nest.outer.own.catch_up(&start);
+                self.nest.outer.left += 1;
                 return Err(error);
             }
         };
