@@ -67,11 +67,13 @@ pub trait AsView {
 /// a generated owned record lends its view, and every `Copy` value lends itself.
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] { // `String` lends `&str` with the `alloc` feature
 /// use bebop_core::{Array, Lend};
 ///
 /// let names = vec![String::from("ada"), String::from("grace")];
 /// let view: Array<'_, &str> = names.lend();
 /// assert_eq!(view.iter().collect::<Vec<_>>(), ["ada", "grace"]);
+/// # }
 /// ```
 pub trait Lend<'a, V> {
     /// The view, borrowing `self`.
@@ -241,6 +243,7 @@ impl<'a, T> Array<'a, T> {
     /// [`from_slice`](Self::from_slice) is the faster choice.
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] { // `String` lends `&str` with the `alloc` feature
     /// use bebop_core::{Array, Encode};
     ///
     /// let tags = [String::from("a"), String::from("bc")];
@@ -249,6 +252,7 @@ impl<'a, T> Array<'a, T> {
     /// assert_eq!(view, Array::from_slice(&["a", "bc"]));
     /// let mut out = [0u8; 32];
     /// assert_eq!(view.encode_to_slice(&mut out)?.len(), 4 + 6 + 7);
+    /// # }
     /// # Ok::<(), bebop_core::Error>(())
     /// ```
     pub fn from_owned<S: LendElements<'a, T> + Sync>(items: &'a S) -> Self {
