@@ -191,7 +191,7 @@ type Rest<'a> = fn(&mut Reader<'a>, usize) -> Result<(), Error>;
 fn settle<'a>(reader: &mut Reader<'a>, state: &mut State, check: Check<'a>) -> Result<(), Error> {
     match *state {
         State::Read => Ok(()),
-        _ => settle_unread(reader, state, check),
+        State::Unread => settle_unread(reader, state, check),
     }
 }
 
@@ -222,9 +222,32 @@ fn check_one<'a, T: ReadOnce<'a>>(reader: &mut Reader<'a>) -> Result<(), Error> 
     T::read_once(reader, |_| Ok::<(), Error>(()))
 }
 
+/// Checks `n` values with `check`, one after another.
+#[inline(always)]
+fn check_n<'a>(
+    reader: &mut Reader<'a>,
+    n: usize,
+    check: impl Fn(&mut Reader<'a>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    (0..n).try_for_each(|_| check(reader))
+}
+
+/// Checks `n` map entries: each key decoded, each value checked with `check`.
+#[inline(always)]
+fn check_n_entries<'a, K: Decode<'a>>(
+    reader: &mut Reader<'a>,
+    n: usize,
+    check: impl Fn(&mut Reader<'a>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    check_n(reader, n, |reader| {
+        K::decode(reader)?;
+        check(reader)
+    })
+}
+
 /// Checks `n` elements of `T`, one by one.
 fn check_each<'a, T: ReadOnce<'a>>(reader: &mut Reader<'a>, n: usize) -> Result<(), Error> {
-    (0..n).try_for_each(|_| check_one::<T>(reader))
+    check_n(reader, n, check_one::<T>)
 }
 
 /// Moves past `n` elements of `T`, a fixed size whose every bit pattern is valid, whose
@@ -238,10 +261,7 @@ fn check_entries<'a, K: Decode<'a>, V: ReadOnce<'a>>(
     reader: &mut Reader<'a>,
     n: usize,
 ) -> Result<(), Error> {
-    (0..n).try_for_each(|_| {
-        K::decode(reader)?;
-        check_one::<V>(reader)
-    })
+    check_n_entries::<K>(reader, n, check_one::<V>)
 }
 
 /// Checks one array of `T` as decoding checks it (the walk of [`Records`] left alone).
@@ -253,7 +273,7 @@ fn check_list<'a, T: ReadOnce<'a>>(reader: &mut Reader<'a>) -> Result<(), Error>
 
 /// Checks `n` arrays of `T`.
 fn check_lists<'a, T: ReadOnce<'a>>(reader: &mut Reader<'a>, n: usize) -> Result<(), Error> {
-    (0..n).try_for_each(|_| check_list::<T>(reader))
+    check_n(reader, n, check_list::<T>)
 }
 
 /// Checks `n` entries of a map onto arrays of `T`.
@@ -261,10 +281,7 @@ fn check_list_entries<'a, K: Decode<'a>, T: ReadOnce<'a>>(
     reader: &mut Reader<'a>,
     n: usize,
 ) -> Result<(), Error> {
-    (0..n).try_for_each(|_| {
-        K::decode(reader)?;
-        check_list::<T>(reader)
-    })
+    check_n_entries::<K>(reader, n, check_list::<T>)
 }
 
 /// One struct, message or union not read yet: [read](Self::read) it in one pass, decode it
@@ -422,6 +439,29 @@ impl<'a> Walk<'a> {
         }))
     }
 
+    /// Starts in `slot` a walk over the next value of `reader`, a map whose entries are a
+    /// `K` and a `V`, checked as decoding checks it: its count against the bytes left,
+    /// zero-sized entries against the budget, and one more nesting level for its entries
+    /// (`check` checks one value, `entries` a number of entries).
+    #[inline(always)]
+    fn open_map<'s, K: Decode<'a>, V: Decode<'a>>(
+        slot: &'s mut Option<Self>,
+        reader: &mut Reader<'a>,
+        check: Check<'a>,
+        entries: Rest<'a>,
+    ) -> Result<&'s mut Self, Error> {
+        let count = crate::map::read_count::<K, V>(reader)?;
+        let mut own = reader.working_copy();
+        own.descend()?;
+        Ok(slot.insert(Walk {
+            own,
+            left: count,
+            state: State::Read,
+            check,
+            rest: entries,
+        }))
+    }
+
     /// Moves `reader`, the reader the walk was copied from, past the whole walk: the value
     /// handed out last and those not handed out are checked.
     #[inline(always)]
@@ -444,6 +484,20 @@ impl<'a> Walk<'a> {
         }
         self.left -= 1;
         Ok(true)
+    }
+
+    /// The key of the entry counted out last. A key that fails to decode puts the walk back
+    /// at its start, with its entry still to be counted out and checked, to fail again there
+    /// when the reading moves on. (Keeping the error in the walk's state instead cost no
+    /// instruction here, but made the state 40 bytes, and trees read through handles took
+    /// 6% longer.)
+    #[inline(always)]
+    fn key<K: Decode<'a>>(&mut self) -> Result<K, Error> {
+        let start = self.own.working_copy();
+        K::decode(&mut self.own).inspect_err(|_| {
+            self.own.catch_up(&start);
+            self.left += 1;
+        })
     }
 
     /// The next value, not read yet, as a [`Record`].
@@ -469,24 +523,6 @@ impl<'a> Slot<'a> {
     #[inline(always)]
     pub const fn new() -> Self {
         Slot(None)
-    }
-
-    /// Starts a walk over `left` values on `own`, a copy of the implementation's reader.
-    #[inline(always)]
-    fn open(
-        &mut self,
-        own: Reader<'a>,
-        left: usize,
-        check: Check<'a>,
-        rest: Rest<'a>,
-    ) -> &mut Walk<'a> {
-        self.0.insert(Walk {
-            own,
-            left,
-            state: State::Read,
-            check,
-            rest,
-        })
     }
 
     /// The next value, an array of structs, messages or unions, as [`Records`]. The array
@@ -531,10 +567,8 @@ impl<'a> Slot<'a> {
         &mut self,
         reader: &mut Reader<'a>,
     ) -> Result<Entries<'a, '_, K, V>, Error> {
-        let count = crate::map::read_count::<K, V>(reader)?;
-        let mut own = reader.working_copy();
-        own.descend()?;
-        let walk = self.open(own, count, check_one::<V>, check_entries::<K, V>);
+        let walk =
+            Walk::open_map::<K, V>(&mut self.0, reader, check_one::<V>, check_entries::<K, V>)?;
         Ok(Entries {
             walk,
             _types: PhantomData,
@@ -548,10 +582,12 @@ impl<'a> Slot<'a> {
         &mut self,
         reader: &mut Reader<'a>,
     ) -> Result<ListEntries<'a, '_, K, T>, Error> {
-        let count = crate::map::read_count::<K, Array<'a, T>>(reader)?;
-        let mut own = reader.working_copy();
-        own.descend()?;
-        let walk = self.open(own, count, check_list::<T>, check_list_entries::<K, T>);
+        let walk = Walk::open_map::<K, Array<'a, T>>(
+            &mut self.0,
+            reader,
+            check_list::<T>,
+            check_list_entries::<K, T>,
+        )?;
         Ok(ListEntries {
             nest: Nest::new(walk),
             _types: PhantomData,
@@ -562,14 +598,10 @@ impl<'a> Slot<'a> {
     /// callback did not read; nothing if none was.
     #[inline(always)]
     pub fn finish(&mut self, reader: &mut Reader<'a>) -> Result<(), Error> {
-        if let Some(walk) = &mut self.0 {
-            settle(&mut walk.own, &mut walk.state, walk.check)?;
-            if walk.left > 0 {
-                (walk.rest)(&mut walk.own, walk.left)?;
-            }
-            reader.catch_up(&walk.own);
+        match &mut self.0 {
+            Some(walk) => walk.finish(reader),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -631,19 +663,8 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
         if !self.walk.advance()? {
             return Ok(None);
         }
-        // A key that fails to decode puts the walk back at its start, with its entry still
-        // to be checked, to fail again there when the reading moves on. (Keeping the
-        // error in the walk's state instead cost no instruction here, but made the state
-        // 40 bytes, and trees read through handles took 6% longer.)
-        let start = self.walk.own.working_copy();
-        match K::decode(&mut self.walk.own) {
-            Ok(key) => Ok(Some((key, self.walk.record()))),
-            Err(error) => {
-                self.walk.own.catch_up(&start);
-                self.walk.left += 1;
-                Err(error)
-            }
-        }
+        let key = self.walk.key()?;
+        Ok(Some((key, self.walk.record())))
     }
 }
 
@@ -806,16 +827,7 @@ impl<'a, K: Decode<'a>, T: ReadOnce<'a>> ListEntries<'a, '_, K, T> {
         if !self.nest.advance()? {
             return Ok(None);
         }
-        // As in `Entries::next`: a key that fails leaves the walk at its start.
-        let start = self.nest.outer.own.working_copy();
-        let key = match K::decode(&mut self.nest.outer.own) {
-            Ok(key) => key,
-            Err(error) => {
-                self.nest.outer.own.catch_up(&start);
-                self.nest.outer.left += 1;
-                return Err(error);
-            }
-        };
+        let key = self.nest.outer.key()?;
         Ok(Some((key, self.nest.records()?)))
     }
 }

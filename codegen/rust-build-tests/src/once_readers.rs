@@ -368,11 +368,20 @@ pub fn trace_view(s: &schema::Shape<'_>, t: &mut Trace) {
     }
 }
 
+/// The trace of a link and its chain. A `Lazy` that fails to decode (it cannot, in a view
+/// `from_bytes` accepted) is traced as its error, which no one-pass reader's trace matches.
 fn trace_link(link: &schema::Link<'_>, t: &mut Trace) {
     t.push(format!("link {}", link.id));
-    let chain = link.chain.try_get().expect("validated");
-    if let Some(next) = chain.next {
-        trace_link(&next.try_get().expect("validated"), t);
+    match link.chain.try_get() {
+        Ok(chain) => {
+            if let Some(next) = chain.next {
+                match next.try_get() {
+                    Ok(next) => trace_link(&next, t),
+                    Err(e) => t.push(format!("lazy link: {e}")),
+                }
+            }
+        }
+        Err(e) => t.push(format!("lazy chain: {e}")),
     }
     t.push("end".into());
 }
