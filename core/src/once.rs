@@ -27,12 +27,20 @@
 //! the next one that fails its check, a map key that does not decode) comes back when the
 //! reading moves on, too: a callback that ignores errors cannot make invalid input pass.
 //!
+//! A reader of a recursive type is fastest when it recurses on records: a function that
+//! takes a value's [`Record`] and reads it, called for each value that [`Records::next`]
+//! or [`Entries::next`] hands out, and through [`record`] for the value at the top (`sum`
+//! below). A function out of line that takes a *part* instead (a union's branch, say)
+//! makes the compiler keep the reader that the part's handle reads through, the union's
+//! own, in memory for every value: the benchmark suite's JSON reader took 15% more
+//! instructions and 21% more time that way (docs/decisions.md D47).
+//!
 //! Generated code implements [`ReadOnce`] for structs, messages and unions; the
 //! implementations build on [`message`], [`union`] and slots that hold the handle of each
 //! part until the callback returns (`RecordSlot`, `Slot`), and can be written by hand too:
 //!
 //! ```
-//! use bebop_core::once::{self, Part, Parts, ReadOnce, Records, Slot};
+//! use bebop_core::once::{self, Part, Parts, ReadOnce, Record, Records, Slot};
 //! use bebop_core::{Array, Decode, Error, Reader, WireSize};
 //!
 //! // message Node { value(1): int32; children(2): Node[]; }, as generated code has it.
@@ -89,17 +97,19 @@
 //!     }
 //! }
 //!
-//! /// The sum of a tree's values, read once.
-//! fn sum(part: NodePart<'_, '_>, total: &mut i64) -> Result<(), Error> {
-//!     match part {
-//!         NodePart::Value(v) => *total += i64::from(v),
-//!         NodePart::Children(mut nodes) => {
-//!             while let Some(node) = nodes.next()? {
-//!                 node.read(|part| sum(part, total))?;
+//! /// The sum of the values of a node and its subtrees, read once through its record.
+//! fn sum<'a>(node: Record<'a, '_, Node<'a>>, total: &mut i64) -> Result<(), Error> {
+//!     node.read(|part| {
+//!         match part {
+//!             NodePart::Value(v) => *total += i64::from(v),
+//!             NodePart::Children(mut nodes) => {
+//!                 while let Some(node) = nodes.next()? {
+//!                     sum(node, total)?;
+//!                 }
 //!             }
 //!         }
-//!     }
-//!     Ok(())
+//!         Ok::<_, Error>(())
+//!     })
 //! }
 //!
 //! // Node { value: 1, children: [Node { value: 2 }] }
@@ -109,7 +119,9 @@
 //!     0,
 //! ];
 //! let mut total = 0;
-//! once::read_once::<Node, Error>(&bytes, |part| sum(part, &mut total))?;
+//! let mut reader = Reader::new(&bytes);
+//! once::record(&mut reader, |root| sum(root, &mut total))?;
+//! reader.finish()?;
 //! assert_eq!(total, 3);
 //!
 //! // Cut short, it fails where decoding fails.
@@ -166,6 +178,26 @@ where
     T::read_once(&mut reader, f)?;
     reader.finish()?;
     Ok(())
+}
+
+/// Reads the next value of `reader`, a `T`, through a [`Record`] handed to `f`: the handle
+/// for the value at the top of a reader that recurses on records (see the
+/// [module documentation](self)). What `f` leaves unread is checked before this returns, so
+/// `reader` is then past the value, or the error is the one decoding meets. The module
+/// documentation's example reads a tree with it.
+#[inline]
+pub fn record<'a, T, R, E>(
+    reader: &mut Reader<'a>,
+    f: impl FnOnce(Record<'a, '_, T>) -> Result<R, E>,
+) -> Result<R, E>
+where
+    T: ReadOnce<'a>,
+    E: From<Error>,
+{
+    let mut slot = RecordSlot::new();
+    let out = f(slot.record(reader))?;
+    slot.finish(reader)?;
+    Ok(out)
 }
 
 /// Whether a handed-out value was read.
@@ -493,11 +525,17 @@ impl<'a> Walk<'a> {
     /// 6% longer.)
     #[inline(always)]
     fn key<K: Decode<'a>>(&mut self) -> Result<K, Error> {
-        let start = self.own.working_copy();
-        K::decode(&mut self.own).inspect_err(|_| {
-            self.own.catch_up(&start);
-            self.left += 1;
-        })
+        let mut local = self.own.working_copy();
+        match K::decode(&mut local) {
+            Ok(key) => {
+                self.own.catch_up(&local);
+                Ok(key)
+            }
+            Err(e) => {
+                self.left += 1;
+                Err(e)
+            }
+        }
     }
 
     /// The next value, not read yet, as a [`Record`].

@@ -1,9 +1,11 @@
-//! Trees, JSON values and documents read in one pass with [`Reader`], validating as they go.
+//! Trees, JSON values, documents and arrays of embeddings read in one pass with [`Reader`],
+//! validating as they go.
 //!
 //! A view decodes a message in an array again when a walk reaches it, and hops over that
 //! message's own arrays to find where they end, so walking a tree reads every node about
-//! three times (docs/performance.md, "Reading a view"). The readers here read every node
-//! once: they check what the generated decoders check (bounds, UTF-8, union discriminators,
+//! three times (docs/performance.md, "Reading a view"); a struct in an array is checked
+//! when the array is decoded and decoded again when the walk reaches it. The readers here
+//! read every node once: they check what the generated decoders check (bounds, UTF-8, union discriminators,
 //! nesting depth, the budget of empty elements) and feed a [`Hasher`] what [`Walk`] feeds it
 //! from the view, in wire order. They are written by hand against `Reader`'s public API, as
 //! an application that needs every field of a large recursive value once would write them.
@@ -37,7 +39,7 @@ use crate::bop;
 use crate::data::Dataset;
 use crate::shape::Shape;
 use crate::suite::{TimedRun, ascii_row_of, timed};
-use crate::walk::{Hasher, checksum};
+use crate::walk::{Hasher, Walk, checksum};
 
 /// The name the suite's case runners (`with_case`, `instr-report`) know the one-pass readers
 /// by, as a format whose one operation is `decode_walk`.
@@ -81,7 +83,8 @@ impl Case {
     }
 }
 
-/// Every workload that has a one-pass reader (trees, JSON values, documents), in the report's
+/// Every workload that has a one-pass reader (trees, JSON values, documents, arrays of
+/// embeddings), in the report's
 /// order: the ASCII rows ([`ascii_row_of`]) of `ascii`, where its text differs from `mixed`'s,
 /// after the others. Each is checked to read the checksum of the value's walk.
 pub fn cases(mixed: &Dataset, ascii: &Dataset) -> Result<Vec<Case>, String> {
@@ -97,6 +100,10 @@ pub struct Readers {
     pub json: ReadFn,
     /// For `Document`.
     pub document: ReadFn,
+    /// For `EmbeddingBatch`.
+    pub embedding_batch: ReadFn,
+    /// For `InferenceResponse`.
+    pub inference_response: ReadFn,
 }
 
 /// The readers of this module, written by hand over `Reader`.
@@ -104,6 +111,8 @@ pub const BY_HAND: Readers = Readers {
     tree: read_tree,
     json: read_json,
     document: read_document,
+    embedding_batch: read_embedding_batch,
+    inference_response: read_inference_response,
 };
 
 /// [`cases`] read by `readers`.
@@ -119,7 +128,26 @@ pub fn cases_with(
         tree,
         json,
         document,
+        embedding_batch,
+        inference_response,
     } = *readers;
+    let (eb, ir) = ("EmbeddingBatch", "InferenceResponse");
+    both(
+        o,
+        r,
+        eb,
+        &m.embedding_batch,
+        &a.embedding_batch,
+        embedding_batch,
+    )?;
+    both(
+        o,
+        r,
+        ir,
+        &m.inference_response,
+        &a.inference_response,
+        inference_response,
+    )?;
     both(o, r, "TreeWide", &m.tree_wide, &a.tree_wide, tree)?;
     both(o, r, "TreeDeep", &m.tree_deep, &a.tree_deep, tree)?;
     both(o, r, "JsonSmall", &m.json_small, &a.json_small, json)?;
@@ -174,6 +202,16 @@ pub fn json(bytes: &[u8]) -> Result<u64, Error> {
 /// The checksum of the `Document` in `bytes`, read in one pass.
 pub fn document(bytes: &[u8]) -> Result<u64, Error> {
     read_all(bytes, read_document)
+}
+
+/// The checksum of the `EmbeddingBatch` in `bytes`, read in one pass.
+pub fn embedding_batch(bytes: &[u8]) -> Result<u64, Error> {
+    read_all(bytes, read_embedding_batch)
+}
+
+/// The checksum of the `InferenceResponse` in `bytes`, read in one pass.
+pub fn inference_response(bytes: &[u8]) -> Result<u64, Error> {
+    read_all(bytes, read_inference_response)
 }
 
 /// One `TreeNode`, its subtrees included: the value, the number of children, then each
@@ -323,6 +361,36 @@ pub fn read_document(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
             next = next.max(tag + 1);
         }
         (next..=3).for_each(|t| absent(t, h));
+        Ok(())
+    })
+}
+
+/// One `EmbeddingBatch`: its model, then its embeddings ([`embeddings`]), then the tokens
+/// billed.
+pub fn read_embedding_batch(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
+    h.str(r.read()?);
+    embeddings(r, h)?;
+    h.int(u64::from(r.read::<u32>()?));
+    Ok(())
+}
+
+/// One `InferenceResponse`: its request id, its embeddings ([`embeddings`]), then its
+/// timing, a struct of fixed size decoded as its view.
+pub fn read_inference_response(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
+    h.uuid(r.read::<bebop_runtime::Uuid>()?.as_bytes());
+    embeddings(r, h)?;
+    crate::walk::bop_timing(h, &r.read()?);
+    Ok(())
+}
+
+/// An array of `EmbeddingBF16`: its count, then each element decoded as its view as the
+/// reading reaches it, and walked. Each element is decoded once, where walking the view of
+/// the array decodes it when the array is decoded and again when the walk reaches it.
+fn embeddings(r: &mut Reader<'_>, h: &mut Hasher) -> Result<(), Error> {
+    let count = r.read_length(<bop::EmbeddingBF16<'_>>::MIN_SIZE)?;
+    h.int(count as u64);
+    (0..count).try_for_each(|_| {
+        r.read::<bop::EmbeddingBF16<'_>>()?.walk(h);
         Ok(())
     })
 }

@@ -1002,7 +1002,8 @@ impl Walk for pb::InferenceResponse {
         timing(h, d(t.queue_time), d(t.inference_time), t.tokens_per_second);
     }
 }
-fn bop_timing(h: &mut Hasher, t: &bop::InferenceTiming) {
+/// Hashes a timing as every walk of an `InferenceResponse` does.
+pub(crate) fn bop_timing(h: &mut Hasher, t: &bop::InferenceTiming) {
     timing(
         h,
         (t.queue_time.seconds(), t.queue_time.nanos()),

@@ -1,6 +1,7 @@
 //! The one-pass readers, by hand over `Reader` (`bebop_workloads::one_pass`) and through the
 //! handles of `bebop_runtime::once` (`bebop_workloads::read_once`), against the generated
-//! views: the same checksum as a view's walk on every tree, JSON and document workload, and
+//! views: the same checksum as a view's walk on every tree, JSON, document and embedding
+//! array workload, and
 //! on hostile input the same verdict and the same error as `from_bytes`, also when a reader
 //! leaves values unread or abandons them half read.
 
@@ -35,6 +36,12 @@ fn json_view(bytes: &[u8]) -> Result<u64, Error> {
 }
 fn document_view(bytes: &[u8]) -> Result<u64, Error> {
     bop::Document::from_bytes(bytes).map(|v| checksum(&v))
+}
+fn batch_view(bytes: &[u8]) -> Result<u64, Error> {
+    bop::EmbeddingBatch::from_bytes(bytes).map(|v| checksum(&v))
+}
+fn inference_view(bytes: &[u8]) -> Result<u64, Error> {
+    bop::InferenceResponse::from_bytes(bytes).map(|v| checksum(&v))
 }
 
 /// Whether `bytes` is what its own owned decode encodes back to: fields in tag order, no
@@ -81,6 +88,20 @@ fn agree_document(bytes: &[u8]) -> Result<(), String> {
         |b| read_all(b, read_once::read_document),
         document_view,
     )
+}
+
+fn agree_batch(bytes: &[u8]) -> Result<(), String> {
+    type O = bop::owned::EmbeddingBatch;
+    agree::<O>(bytes, one_pass::embedding_batch, batch_view)?;
+    let handles = |b: &[u8]| read_all(b, read_once::read_embedding_batch);
+    agree::<O>(bytes, handles, batch_view)?;
+    verdict(bytes, skim_batch, batch_view)
+}
+fn agree_inference(bytes: &[u8]) -> Result<(), String> {
+    type O = bop::owned::InferenceResponse;
+    agree::<O>(bytes, one_pass::inference_response, inference_view)?;
+    let handles = |b: &[u8]| read_all(b, read_once::read_inference_response);
+    agree::<O>(bytes, handles, inference_view)
 }
 
 /// Compares the verdict (not the checksum) of a reader that skims with the view's.
@@ -175,6 +196,23 @@ fn skim_json(bytes: &[u8]) -> Result<u64, Error> {
     Ok(0)
 }
 
+/// Reads an `EmbeddingBatch`, skimming its embeddings: [`skim`].
+fn skim_batch(bytes: &[u8]) -> Result<u64, Error> {
+    let mut r = Reader::new(bytes);
+    <bop::EmbeddingBatch<'_> as once::ReadOnce>::read_once(&mut r, |part| {
+        if let bop::EmbeddingBatchPart::Embeddings(mut list) = part {
+            let mut i = 0;
+            while let Some(e) = list.next()? {
+                skim(i, e, |e| e.view().map(drop))?;
+                i += 1;
+            }
+        }
+        Ok::<_, Error>(())
+    })?;
+    r.finish()?;
+    Ok(0)
+}
+
 #[test]
 fn checksums_are_the_walks_on_every_workload() {
     let data = Dataset::build();
@@ -205,6 +243,40 @@ fn checksums_are_the_walks_on_every_workload() {
         let handles = read_all(&bytes, read_once::read_document);
         assert_eq!(handles, Ok(checksum(&view)), "{name} through handles");
     }
+    let bytes = bytes_of(&data.embedding_batch);
+    let view = bop::EmbeddingBatch::from_bytes(&bytes).expect("decodes");
+    assert_eq!(one_pass::embedding_batch(&bytes), Ok(checksum(&view)));
+    let handles = read_all(&bytes, read_once::read_embedding_batch);
+    assert_eq!(
+        handles,
+        Ok(checksum(&view)),
+        "EmbeddingBatch through handles"
+    );
+    let bytes = bytes_of(&data.inference_response);
+    let view = bop::InferenceResponse::from_bytes(&bytes).expect("decodes");
+    assert_eq!(one_pass::inference_response(&bytes), Ok(checksum(&view)));
+    let handles = read_all(&bytes, read_once::read_inference_response);
+    assert_eq!(
+        handles,
+        Ok(checksum(&view)),
+        "InferenceResponse through handles"
+    );
+}
+
+/// The dataset's `EmbeddingBatch` and `InferenceResponse` cut down to three embeddings of
+/// five elements, small enough to corrupt byte by byte.
+fn small_embeddings(data: &Dataset) -> (Vec<u8>, Vec<u8>) {
+    let cut = |list: &mut Vec<bebop_workloads::model::EmbeddingBf16>| {
+        list.truncate(3);
+        list.iter_mut().for_each(|e| e.vector.truncate(5));
+    };
+    let (mut batch, mut inference) = (
+        data.embedding_batch.clone(),
+        data.inference_response.clone(),
+    );
+    cut(&mut batch.embeddings);
+    cut(&mut inference.embeddings);
+    (bytes_of(&batch), bytes_of(&inference))
 }
 
 /// Every prefix of `bytes`, and `bytes` with each byte replaced by a few others.
@@ -244,6 +316,13 @@ fn every_prefix_and_corrupted_byte_gets_the_views_verdict() {
     }
     for b in corruptions(&bytes_of(&data.document_small)) {
         check(agree_document(&b));
+    }
+    let (batch, inference) = small_embeddings(&data);
+    for b in corruptions(&batch) {
+        check(agree_batch(&b));
+    }
+    for b in corruptions(&inference) {
+        check(agree_inference(&b));
     }
     // The wide tree is 1,000 nodes; its first kilobyte holds every kind of field.
     let tree = bytes_of(&data.tree_wide);
@@ -285,12 +364,18 @@ fn nesting_past_the_limit_fails_where_the_view_fails() {
     assert!(skim_tree(&chain(max + 10)).is_err());
 }
 
-/// JsonSmall's and DocumentSmall's bytes, built once.
-fn small_samples() -> &'static (Vec<u8>, Vec<u8>) {
-    static SAMPLES: std::sync::OnceLock<(Vec<u8>, Vec<u8>)> = std::sync::OnceLock::new();
+/// JsonSmall's and DocumentSmall's bytes and [`small_embeddings`], built once.
+fn small_samples() -> &'static [Vec<u8>; 4] {
+    static SAMPLES: std::sync::OnceLock<[Vec<u8>; 4]> = std::sync::OnceLock::new();
     SAMPLES.get_or_init(|| {
         let data = Dataset::build();
-        (bytes_of(&data.json_small), bytes_of(&data.document_small))
+        let (batch, inference) = small_embeddings(&data);
+        [
+            bytes_of(&data.json_small),
+            bytes_of(&data.document_small),
+            batch,
+            inference,
+        ]
     })
 }
 
@@ -300,20 +385,24 @@ proptest! {
         agree_json(&bytes).map_err(TestCaseError::fail)?;
         agree_tree(&bytes).map_err(TestCaseError::fail)?;
         agree_document(&bytes).map_err(TestCaseError::fail)?;
+        agree_batch(&bytes).map_err(TestCaseError::fail)?;
+        agree_inference(&bytes).map_err(TestCaseError::fail)?;
     }
 
     #[test]
     fn mutated_workloads_get_the_views_verdict(
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
     ) {
-        let (mut json, mut doc) = small_samples().clone();
+        let [mut json, mut doc, mut batch, mut inference] = small_samples().clone();
         for (at, b) in &edits {
-            let i = at.index(json.len());
-            json[i] = *b;
-            let i = at.index(doc.len());
-            doc[i] = *b;
+            for sample in [&mut json, &mut doc, &mut batch, &mut inference] {
+                let i = at.index(sample.len());
+                sample[i] = *b;
+            }
         }
         agree_json(&json).map_err(TestCaseError::fail)?;
         agree_document(&doc).map_err(TestCaseError::fail)?;
+        agree_batch(&batch).map_err(TestCaseError::fail)?;
+        agree_inference(&inference).map_err(TestCaseError::fail)?;
     }
 }
