@@ -1,4 +1,4 @@
-//! Times reading trees, JSON values and documents in one pass with `Reader`
+//! Times reading trees, JSON values, documents and arrays of embeddings in one pass with `Reader`
 //! ([`bebop_workloads::one_pass`]) against the suite's Bebop decode + walk (a view decoded,
 //! then walked) and rkyv's, in alternating batches of one run.
 //!

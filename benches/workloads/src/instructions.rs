@@ -332,7 +332,7 @@ pub fn markdown(now: &Counts, before: Option<&Counts>) -> String {
     if !one_pass.is_empty() {
         let _ = writeln!(
             md,
-            "\n## Reading in one pass\n\nTrees, JSON values and documents read in one pass \
+            "\n## Reading in one pass\n\nTrees, JSON values, documents and arrays of embeddings read in one pass \
              with `Reader` (`src/one_pass.rs`, `{ONE_PASS}`) and through the generated \
              one-pass code (`src/read_once.rs`, `{READ_ONCE}`), against the view's decode + \
              walk and rkyv's; each `×r` is the rival's count over the one pass's by hand \

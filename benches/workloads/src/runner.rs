@@ -82,7 +82,7 @@ pub struct Results {
     pub bandwidth: Vec<BandwidthRow>,
     /// Decode + walk against rkyv, measured in alternating pairs.
     pub pairs: Vec<PairedRow>,
-    /// Trees, JSON values and documents read in one pass, against the view's decode + walk
+    /// Trees, JSON values, documents and arrays of embeddings read in one pass, against the view's decode + walk
     /// and rkyv's, in alternating pairs.
     pub one_pass: Vec<OnePassRow>,
 }
