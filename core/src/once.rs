@@ -11,7 +11,9 @@
 //! handles that read their value in one pass in turn ([`Record::read`]), decode it as a view
 //! ([`Record::view`]) or leave it, in which case it is checked when the reading moves on.
 //! Arrays of such arrays (`T[][]`) arrive as [`Lists`] and maps onto them (`map[K, T[]]`)
-//! as [`ListEntries`], which hand out each array as [`Records`]. (A field that a view holds
+//! as [`ListEntries`], which hand out each array as [`Records`]; arrays of maps onto records
+//! (`map[K, T][]`) as [`Maps`] and maps onto such maps (`map[K, map[K2, T]]`) as
+//! [`MapEntries`], which hand out each map as [`Entries`]. (A field that a view holds
 //! through `Lazy`, to break a cycle of values, is a [`Record`] like any other.)
 //!
 //! Whatever the callbacks do, the input is validated exactly as `Decode::from_bytes` would
@@ -133,7 +135,7 @@
 
 use core::marker::PhantomData;
 
-use crate::{Array, Decode, Error, Reader};
+use crate::{Array, Decode, Error, Map, Reader};
 
 /// What [`ReadOnce::read_once`] hands its callback for a value of `Self` read from input
 /// borrowed for `'a`, while the callback borrows the reader for `'r`: an enum of the fields
@@ -314,6 +316,29 @@ fn check_list_entries<'a, K: Decode<'a>, T: ReadOnce<'a>>(
     n: usize,
 ) -> Result<(), Error> {
     check_n_entries::<K>(reader, n, check_list::<T>)
+}
+
+/// Checks one map onto `V` as decoding checks it (the walk of [`Entries`] left alone).
+#[inline(never)]
+fn check_map<'a, K: Decode<'a>, V: ReadOnce<'a>>(reader: &mut Reader<'a>) -> Result<(), Error> {
+    let mut slot = None;
+    Walk::open_map::<K, V>(&mut slot, reader, check_one::<V>, check_entries::<K, V>)?.finish(reader)
+}
+
+/// Checks `n` maps onto `V`.
+fn check_maps<'a, K: Decode<'a>, V: ReadOnce<'a>>(
+    reader: &mut Reader<'a>,
+    n: usize,
+) -> Result<(), Error> {
+    check_n(reader, n, check_map::<K, V>)
+}
+
+/// Checks `n` entries of a map onto maps onto `V`.
+fn check_map_entries<'a, K: Decode<'a>, K2: Decode<'a>, V: ReadOnce<'a>>(
+    reader: &mut Reader<'a>,
+    n: usize,
+) -> Result<(), Error> {
+    check_n_entries::<K>(reader, n, check_map::<K2, V>)
 }
 
 /// One struct, message or union not read yet: [read](Self::read) it in one pass, decode it
@@ -634,6 +659,46 @@ impl<'a> Slot<'a> {
         })
     }
 
+    /// The next value, an array of maps onto structs, messages or unions (`map[K, V][]`),
+    /// as [`Maps`]: checked as decoding checks it, like [`records`](Self::records).
+    #[inline(always)]
+    pub fn maps<K: Decode<'a> + 'a, V: ReadOnce<'a> + 'a>(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<Maps<'a, '_, K, V>, Error> {
+        let walk = Walk::open_array::<Map<'a, K, V>>(
+            &mut self.0,
+            reader,
+            check_map::<K, V>,
+            check_maps::<K, V>,
+        )?;
+        Ok(Maps {
+            nest: Nest::new(walk),
+            _types: PhantomData,
+        })
+    }
+
+    /// The next value, a map onto maps onto structs, messages or unions
+    /// (`map[K, map[K2, V]]`), as [`MapEntries`]: checked as decoding checks it, like
+    /// [`entries`](Self::entries).
+    #[inline(always)]
+    pub fn map_entries<K: Decode<'a>, K2: Decode<'a> + 'a, V: ReadOnce<'a> + 'a>(
+        &mut self,
+        reader: &mut Reader<'a>,
+    ) -> Result<MapEntries<'a, '_, K, K2, V>, Error> {
+        let walk = Walk::open_map::<K, Map<'a, K2, V>>(
+            &mut self.0,
+            reader,
+            check_map::<K2, V>,
+            check_map_entries::<K, K2, V>,
+        )?;
+        Ok(MapEntries {
+            nest: Nest::new(walk),
+            _key: PhantomData,
+            _maps: PhantomData,
+        })
+    }
+
     /// Moves `reader` past the value whose handle was handed out, checking what the
     /// callback did not read; nothing if none was.
     #[inline(always)]
@@ -708,8 +773,9 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
     }
 }
 
-/// A walk whose values are themselves arrays of records, each handed out as a walk of its
-/// own ([`Records`]), for [`Lists`] and [`ListEntries`].
+/// A walk whose values are themselves arrays of records or maps onto records, each handed
+/// out as a walk of its own ([`Records`], [`Entries`]), for [`Lists`], [`ListEntries`],
+/// [`Maps`] and [`MapEntries`].
 struct Nest<'a, 'r> {
     /// The walk over the arrays (or entries).
     outer: &'r mut Walk<'a>,
@@ -749,6 +815,24 @@ impl<'a, 'r> Nest<'a, 'r> {
         Ok(Records {
             walk,
             _type: PhantomData,
+        })
+    }
+
+    /// The map at the outer walk's position, as [`Entries`] (the outer walk stays at its
+    /// start until the map's walk is finished).
+    #[inline]
+    fn entries<K: Decode<'a>, V: ReadOnce<'a>>(&mut self) -> Result<Entries<'a, '_, K, V>, Error> {
+        self.outer.state = State::Unread;
+        let mut at = self.outer.own.working_copy();
+        let walk = Walk::open_map::<K, V>(
+            &mut self.inner,
+            &mut at,
+            check_one::<V>,
+            check_entries::<K, V>,
+        )?;
+        Ok(Entries {
+            walk,
+            _types: PhantomData,
         })
     }
 }
@@ -869,6 +953,126 @@ impl<'a, K: Decode<'a>, T: ReadOnce<'a>> ListEntries<'a, '_, K, T> {
         }
         let key = self.nest.outer.key()?;
         Ok(Some((key, self.nest.records()?)))
+    }
+}
+
+/// The maps of an array of maps onto structs, messages or unions (`map[K, V][]`), handed
+/// out one by one ([`next`](Self::next)) as [`Entries`]; what a callback leaves is checked
+/// when the reading moves on.
+///
+/// ```
+/// use bebop_core::once::{Maps, Parts, ReadOnce, Slot};
+/// use bebop_core::{Decode, Error, Reader, WireSize};
+///
+/// // struct Cell { v: byte; }, as generated code has it.
+/// #[derive(Clone, Copy)]
+/// struct Cell {
+///     v: u8,
+/// }
+/// # impl WireSize for Cell {
+/// #     const FIXED_SIZE: Option<usize> = Some(1);
+/// #     const MIN_SIZE: usize = 1;
+/// # }
+/// # impl<'a> Decode<'a> for Cell {
+/// #     fn decode(r: &mut Reader<'a>) -> Result<Self, Error> {
+/// #         Ok(Cell { v: r.read()? })
+/// #     }
+/// # }
+/// enum CellPart {
+///     V(u8),
+/// }
+/// impl<'a, 'r> Parts<'a, 'r> for Cell {
+///     type Part = CellPart;
+/// }
+/// impl<'a> ReadOnce<'a> for Cell {
+///     fn read_once<E, F>(reader: &mut Reader<'a>, mut f: F) -> Result<(), E>
+///     where
+///         E: From<Error>,
+///         F: FnMut(CellPart) -> Result<(), E>,
+///     {
+///         f(CellPart::V(reader.read()?))
+///     }
+/// }
+///
+/// // map[byte, Cell][] = [{1: 10, 2: 20}, {}]: each map its count, then its keys and cells.
+/// let bytes = [2, 0, 0, 0, 2, 0, 0, 0, 1, 10, 2, 20, 0, 0, 0, 0];
+/// let mut reader = Reader::new(&bytes);
+/// let mut slot = Slot::new();
+/// let mut maps: Maps<'_, '_, u8, Cell> = slot.maps(&mut reader)?;
+/// let mut seen = Vec::new();
+/// while let Some(mut map) = maps.next()? {
+///     while let Some((key, cell)) = map.next()? {
+///         cell.read(|CellPart::V(v)| {
+///             seen.push((key, v));
+///             Ok::<_, Error>(())
+///         })?;
+///     }
+/// }
+/// slot.finish(&mut reader)?;
+/// reader.finish()?;
+/// assert_eq!(seen, [(1, 10), (2, 20)]);
+/// # Ok::<(), Error>(())
+/// ```
+#[must_use = "maps left alone are only checked"]
+pub struct Maps<'a, 'r, K, V> {
+    nest: Nest<'a, 'r>,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<'a, K: Decode<'a>, V: ReadOnce<'a>> Maps<'a, '_, K, V> {
+    /// How many maps are left to hand out.
+    pub fn len(&self) -> usize {
+        self.nest.outer.left
+    }
+
+    /// True when no map is left to hand out.
+    pub fn is_empty(&self) -> bool {
+        self.nest.outer.left == 0
+    }
+
+    /// The next map, once the one before it is read or checked; `None` after the last.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // each map borrows the walk
+    pub fn next(&mut self) -> Result<Option<Entries<'a, '_, K, V>>, Error> {
+        if !self.nest.advance()? {
+            return Ok(None);
+        }
+        self.nest.entries().map(Some)
+    }
+}
+
+/// The entries of a map onto maps onto structs, messages or unions (`map[K, map[K2, V]]`),
+/// handed out one by one ([`next`](Self::next)): each key decoded, each value as
+/// [`Entries`].
+#[must_use = "entries left alone are only checked"]
+pub struct MapEntries<'a, 'r, K, K2, V> {
+    nest: Nest<'a, 'r>,
+    _key: PhantomData<fn() -> K>,
+    _maps: PhantomData<fn() -> (K2, V)>,
+}
+
+impl<'a, K: Decode<'a>, K2: Decode<'a>, V: ReadOnce<'a>> MapEntries<'a, '_, K, K2, V> {
+    /// How many entries are left to hand out.
+    pub fn len(&self) -> usize {
+        self.nest.outer.left
+    }
+
+    /// True when no entry is left to hand out.
+    pub fn is_empty(&self) -> bool {
+        self.nest.outer.left == 0
+    }
+
+    /// The next entry's key and map, once the map before it is read or checked; `None`
+    /// after the last.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // each map borrows the walk
+    #[allow(clippy::type_complexity)] // a key and the walk of its map, as `ListEntries` has
+    pub fn next(&mut self) -> Result<Option<(K, Entries<'a, '_, K2, V>)>, Error> {
+        if !self.nest.advance()? {
+            return Ok(None);
+        }
+        let key = self.nest.outer.key()?;
+        Ok(Some((key, self.nest.entries()?)))
     }
 }
 

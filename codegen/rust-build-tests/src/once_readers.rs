@@ -240,6 +240,52 @@ fn shape<'a>(r: Record<'a, '_, schema::Shape<'a>>, m: Mode, t: &mut Trace) -> Re
                     i += 1;
                 }
             }
+            ShapePart::Layers(mut layers) => {
+                t.push(format!("layers {}", layers.len()));
+                let mut i = 0;
+                while let Some(mut layer) = step(m, layers.next())? {
+                    if m != Mode::All && i % 3 == 1 {
+                        // Left alone: checked whole.
+                        i += 1;
+                        continue;
+                    }
+                    t.push(format!("layer {}", layer.len()));
+                    let mut j = 0;
+                    while let Some((key, l)) = step(m, layer.next())? {
+                        t.push(format!("key {key}"));
+                        visit(m, j, l, |l| label(l, m, t))?;
+                        j += 1;
+                        // A careless reader abandons every other map part way.
+                        if m == Mode::Careless && i % 2 == 1 {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            ShapePart::Atlas(mut atlas) => {
+                t.push(format!("atlas {}", atlas.len()));
+                let mut i = 0;
+                while let Some((key, mut entries)) = step(m, atlas.next())? {
+                    t.push(format!("key {key}"));
+                    if m != Mode::All && i % 3 == 1 {
+                        // Left alone: checked whole.
+                        i += 1;
+                        continue;
+                    }
+                    t.push(format!("map {}", entries.len()));
+                    let mut j = 0;
+                    while let Some((key, l)) = step(m, entries.next())? {
+                        t.push(format!("key {key}"));
+                        visit(m, j, l, |l| label(l, m, t))?;
+                        j += 1;
+                        if m == Mode::Careless && i % 2 == 0 {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
         }
         Ok::<_, Error>(())
     })
@@ -366,6 +412,27 @@ pub fn trace_view(s: &schema::Shape<'_>, t: &mut Trace) {
             shapes.iter().for_each(|c| trace_view(&c, t));
         }
     }
+    if let Some(layers) = s.layers {
+        t.push(format!("layers {}", layers.len()));
+        for layer in layers.iter() {
+            t.push(format!("layer {}", layer.len()));
+            for (k, l) in layer.iter() {
+                t.push(format!("key {k}"));
+                trace_label(&l, t);
+            }
+        }
+    }
+    if let Some(atlas) = s.atlas {
+        t.push(format!("atlas {}", atlas.len()));
+        for (k, entries) in atlas.iter() {
+            t.push(format!("key {k}"));
+            t.push(format!("map {}", entries.len()));
+            for (k, l) in entries.iter() {
+                t.push(format!("key {k}"));
+                trace_label(&l, t);
+            }
+        }
+    }
 }
 
 /// The trace of a link and its chain. A `Lazy` that fails to decode (it cannot, in a view
@@ -451,6 +518,21 @@ pub fn sample(depth: u32) -> schema::owned::Shape {
                 ("h".into(), vec![]),
                 ("i".into(), vec![leaf(10)]),
                 ("j".into(), vec![leaf(11)]),
+            ]
+            .into(),
+        ),
+        layers: Some(vec![
+            [("l".into(), label("λ")), ("m".into(), label("m"))].into(),
+            [].into(),
+            [("n".into(), label("n"))].into(),
+            [("o".into(), label("o")), ("p".into(), label("p"))].into(),
+        ]),
+        atlas: Some(
+            [
+                ("q".into(), [(1, label("q1")), (2, label("q2"))].into()),
+                ("r".into(), [(3, label("r"))].into()),
+                ("s".into(), [].into()),
+                ("t".into(), [(4, label("t4")), (5, label("t5"))].into()),
             ]
             .into(),
         ),

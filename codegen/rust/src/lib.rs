@@ -810,8 +810,9 @@ impl Generator {
              // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.\n\
              // Lints allowed on some items, because the names and values come from the schema:\n\
              // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,\n\
-             // `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and\n\
-             // `clippy::large_enum_variant` (views are plain data; boxing would need a heap).\n",
+             // `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),\n\
+             // `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and\n\
+             // `clippy::type_complexity` (records holding a map inside an array or a map).\n",
             version = env!("CARGO_PKG_VERSION"),
             files = files.join(", "),
             rt = o.runtime_path,

@@ -43,6 +43,24 @@ pub(crate) enum Ty {
 }
 
 impl Ty {
+    /// True for a map inside an array or a map (`map[K, map[K2, V]]`, `map[K, V][]`,
+    /// `map[K, map[K2, V][]]`): Rust types whose depth clippy's `type_complexity` counts
+    /// against them, owned ones especially (a map is a `Vec` of pairs there).
+    pub(crate) fn nests_map(&self) -> bool {
+        fn has_map(ty: &Ty) -> bool {
+            match ty {
+                Ty::Map(..) => true,
+                Ty::Array(e) | Ty::Fixed(e, _) => has_map(e),
+                _ => false,
+            }
+        }
+        match self {
+            Ty::Array(e) | Ty::Fixed(e, _) => has_map(e) || e.nests_map(),
+            Ty::Map(k, v) => has_map(k) || has_map(v) || v.nests_map(),
+            _ => false,
+        }
+    }
+
     /// The wire size of a scalar (everything but strings and compound types).
     pub(crate) fn scalar_size(&self) -> Option<usize> {
         Some(match self {

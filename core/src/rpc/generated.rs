@@ -6,8 +6,9 @@
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
-// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and
-// `clippy::large_enum_variant` (views are plain data; boxing would need a heap).
+// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),
+// `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and
+// `clippy::type_complexity` (records holding a map inside an array or a map).
 
 const _: () = ::core::assert!(
     crate::CODEGEN_ABI == 1,

@@ -28,6 +28,11 @@ enum Handed {
     Lists(TokenStream),
     /// A map onto arrays of them, as `ListEntries` (key type, the records' type).
     ListEntries(TokenStream, TokenStream),
+    /// An array of maps onto them, as `Maps` (the maps' key type, the records' type).
+    Maps(TokenStream, TokenStream),
+    /// A map onto maps onto them, as `MapEntries` (key type, the inner maps' key type, the
+    /// records' type).
+    MapEntries(TokenStream, TokenStream, TokenStream),
 }
 
 impl Handed {
@@ -45,6 +50,10 @@ impl Handed {
             Handed::Entries(k, v) => quote!(#rt::once::Entries<'a, 'r, #k, #v>),
             Handed::Lists(ty) => quote!(#rt::once::Lists<'a, 'r, #ty>),
             Handed::ListEntries(k, v) => quote!(#rt::once::ListEntries<'a, 'r, #k, #v>),
+            Handed::Maps(k, v) => quote!(#rt::once::Maps<'a, 'r, #k, #v>),
+            Handed::MapEntries(k, k2, v) => {
+                quote!(#rt::once::MapEntries<'a, 'r, #k, #k2, #v>)
+            }
         }
     }
 
@@ -57,6 +66,8 @@ impl Handed {
             Handed::Entries(..) => quote!(many.entries(reader)?),
             Handed::Lists(_) => quote!(many.lists(reader)?),
             Handed::ListEntries(..) => quote!(many.list_entries(reader)?),
+            Handed::Maps(..) => quote!(many.maps(reader)?),
+            Handed::MapEntries(..) => quote!(many.map_entries(reader)?),
         }
     }
 }
@@ -75,6 +86,14 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// The key and value types of `ty` when it is a map onto structs, messages or unions.
+    fn record_map<'t>(&self, ty: &'t Ty) -> Option<(&'t Ty, &'t Ty)> {
+        match ty {
+            Ty::Map(k, v) if self.is_record_ty(v) => Some((k, v)),
+            _ => None,
+        }
+    }
+
     /// How field `f` of a record in module `from` is handed out. (A field the view holds
     /// through `Lazy`, for a by-value cycle, is a record like any other here: a handle holds
     /// no value.)
@@ -88,14 +107,16 @@ impl Emitter<'_, '_> {
                 Handed::Value(quote!(#rt::Lazy<'a, #inner>))
             }
             Ty::Array(el) if self.is_record_ty(el) => Handed::Records(view(el)),
-            Ty::Array(el) => match self.record_elements(el) {
-                Some(inner) => Handed::Lists(view(inner)),
-                None => Handed::Value(view(&f.ty)),
+            Ty::Array(el) => match (self.record_elements(el), self.record_map(el)) {
+                (Some(inner), _) => Handed::Lists(view(inner)),
+                (None, Some((k, v))) => Handed::Maps(view(k), view(v)),
+                (None, None) => Handed::Value(view(&f.ty)),
             },
             Ty::Map(k, v) if self.is_record_ty(v) => Handed::Entries(view(k), view(v)),
-            Ty::Map(k, v) => match self.record_elements(v) {
-                Some(inner) => Handed::ListEntries(view(k), view(inner)),
-                None => Handed::Value(view(&f.ty)),
+            Ty::Map(k, v) => match (self.record_elements(v), self.record_map(v)) {
+                (Some(inner), _) => Handed::ListEntries(view(k), view(inner)),
+                (None, Some((k2, v))) => Handed::MapEntries(view(k), view(k2), view(v)),
+                (None, None) => Handed::Value(view(&f.ty)),
             },
             ty => Handed::Value(view(ty)),
         }
@@ -312,6 +333,8 @@ impl Emitter<'_, '_> {
                     | Handed::Entries(..)
                     | Handed::Lists(_)
                     | Handed::ListEntries(..)
+                    | Handed::Maps(..)
+                    | Handed::MapEntries(..)
             )
         }) {
             slot_decl.extend(quote!(let mut many = #rt::once::Slot::new();));

@@ -205,6 +205,15 @@ impl Emitter<'_, '_> {
         // Records implement defmt::Format by hand (see emit/defmt.rs).
         Self::deprecated_line(code, d.deprecated.as_ref());
         self.allow_deprecated_line(code, id);
+        let nests_map = match &d.body {
+            Body::Struct { fields, .. } | Body::Message { fields, .. } => {
+                fields.iter().any(|f| f.ty.nests_map())
+            }
+            _ => false,
+        };
+        if nests_map {
+            code.line("#[allow(clippy::type_complexity)]");
+        }
     }
 
     /// `Name<'a>` (or `Name`) and `Name<'_>` (or `Name`) of the record in `mode`.

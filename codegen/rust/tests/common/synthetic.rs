@@ -486,6 +486,10 @@ fn recursion() -> SchemaDescriptor {
                 vec![
                     tagged("trees", 1, "rec.Expr[]"),
                     tagged("named", 2, "map[string, rec.Chain]"),
+                    tagged("rows", 3, "rec.Expr[][]"),
+                    tagged("groves", 4, "map[string, rec.Expr[]]"),
+                    tagged("layers", 5, "map[string, rec.Chain][]"),
+                    tagged("atlas", 6, "map[string, map[int32, rec.Chain]]"),
                 ],
             ),
         ],

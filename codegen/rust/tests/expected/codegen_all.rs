@@ -7,8 +7,9 @@
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
-// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and
-// `clippy::large_enum_variant` (views are plain data; boxing would need a heap).
+// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),
+// `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and
+// `clippy::type_complexity` (records holding a map inside an array or a map).
 
 const _: () = ::core::assert!(
     ::bebop_core::CODEGEN_ABI == 1,
@@ -3238,6 +3239,7 @@ pub mod codegen {
 
         /// From `codegen_all.bop`: `struct codegen.all.NestedMaps`.
         #[derive(Clone, Copy, Debug, PartialEq, Default)]
+        #[allow(clippy::type_complexity)]
         pub struct NestedMaps<'a> {
             /// `nested: map[string, map[string, string]]`
             pub nested: ::bebop_core::Map<'a, &'a str, ::bebop_core::Map<'a, &'a str, &'a str>>,
@@ -11156,6 +11158,7 @@ pub mod owned {
             ///
             /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
             #[derive(Clone, Debug, PartialEq, Default)]
+            #[allow(clippy::type_complexity)]
             pub struct NestedMaps {
                 /// `nested: map[string, map[string, string]]`
                 pub nested: ::bebop_core::alloc_types::BTreeMap<

@@ -7,8 +7,9 @@
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
-// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and
-// `clippy::large_enum_variant` (views are plain data; boxing would need a heap).
+// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),
+// `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and
+// `clippy::type_complexity` (records holding a map inside an array or a map).
 
 const _: () = ::core::assert!(
     ::bebop_core::CODEGEN_ABI == 1,
@@ -171,6 +172,7 @@ impl ::defmt::Format for S {
 
 /// From `map_types.bop`: `mut struct SomeMaps`.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[allow(clippy::type_complexity)]
 pub struct SomeMaps<'a> {
     /// `m1: map[bool, bool]`
     pub m1: ::bebop_core::Map<'a, bool, bool>,
@@ -333,6 +335,7 @@ pub mod owned {
     ///
     /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
     #[derive(Clone, Debug, PartialEq, Default)]
+    #[allow(clippy::type_complexity)]
     pub struct SomeMaps {
         /// `m1: map[bool, bool]`
         pub m1: ::bebop_core::alloc_types::BTreeMap<bool, bool>,

@@ -7,8 +7,9 @@
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
-// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and
-// `clippy::large_enum_variant` (views are plain data; boxing would need a heap).
+// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),
+// `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and
+// `clippy::type_complexity` (records holding a map inside an array or a map).
 
 const _: () = ::core::assert!(
     ::bebop_core::CODEGEN_ABI == 1,
@@ -429,11 +430,27 @@ pub mod rec {
 
     /// From `recursion.bop`: `message rec.Forest`.
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
+    #[allow(clippy::type_complexity)]
     pub struct Forest<'a> {
         /// `trees(1): rec.Expr[]`
         pub trees: ::core::option::Option<::bebop_core::Array<'a, Expr<'a>>>,
         /// `named(2): map[string, rec.Chain]`
         pub named: ::core::option::Option<::bebop_core::Map<'a, &'a str, Chain<'a>>>,
+        /// `rows(3): rec.Expr[][]`
+        pub rows:
+            ::core::option::Option<::bebop_core::Array<'a, ::bebop_core::Array<'a, Expr<'a>>>>,
+        /// `groves(4): map[string, rec.Expr[]]`
+        pub groves: ::core::option::Option<
+            ::bebop_core::Map<'a, &'a str, ::bebop_core::Array<'a, Expr<'a>>>,
+        >,
+        /// `layers(5): map[string, rec.Chain][]`
+        pub layers: ::core::option::Option<
+            ::bebop_core::Array<'a, ::bebop_core::Map<'a, &'a str, Chain<'a>>>,
+        >,
+        /// `atlas(6): map[string, map[int32, rec.Chain]]`
+        pub atlas: ::core::option::Option<
+            ::bebop_core::Map<'a, &'a str, ::bebop_core::Map<'a, i32, Chain<'a>>>,
+        >,
     }
 
     impl ::bebop_core::WireSize for Forest<'_> {
@@ -453,6 +470,14 @@ pub mod rec {
                     match reader.read_tag()? {
                         1 => out.trees = ::core::option::Option::Some(reader.read()?),
                         2 => out.named = ::core::option::Option::Some(reader.read()?),
+                        3 => out.rows = ::core::option::Option::Some(reader.read()?),
+                        4 => {
+                            out.groves = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.layers = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => out.atlas = ::core::option::Option::Some(reader.read()?),
                         _ => break,
                     }
                 }
@@ -474,10 +499,30 @@ pub mod rec {
                     reader.check_field(|m: &Self| &m.named)?;
                     tag = reader.read_tag()?;
                 }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.rows)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.groves)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.layers)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.atlas)?;
+                    tag = reader.read_tag()?;
+                }
                 while tag != 0 {
                     match tag {
                         1 => reader.check_field(|m: &Self| &m.trees)?,
                         2 => reader.check_field(|m: &Self| &m.named)?,
+                        3 => reader.check_field(|m: &Self| &m.rows)?,
+                        4 => reader.check_field(|m: &Self| &m.groves)?,
+                        5 => reader.check_field(|m: &Self| &m.layers)?,
+                        6 => reader.check_field(|m: &Self| &m.atlas)?,
                         _ => break,
                     }
                     tag = reader.read_tag()?;
@@ -497,7 +542,12 @@ pub mod rec {
     impl ::bebop_core::Encode for Forest<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_core::field_size(&self.trees) + ::bebop_core::field_size(&self.named)
+            5 + ::bebop_core::field_size(&self.trees)
+                + ::bebop_core::field_size(&self.named)
+                + ::bebop_core::field_size(&self.rows)
+                + ::bebop_core::field_size(&self.groves)
+                + ::bebop_core::field_size(&self.layers)
+                + ::bebop_core::field_size(&self.atlas)
         }
 
         #[inline]
@@ -514,6 +564,18 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.named {
                         sink.write_field(2, v)?;
                     }
+                    if let ::core::option::Option::Some(v) = &self.rows {
+                        sink.write_field(3, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.groves {
+                        sink.write_field(4, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.layers {
+                        sink.write_field(5, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.atlas {
+                        sink.write_field(6, v)?;
+                    }
                     sink.write(&[0])
                 },
             )
@@ -525,9 +587,13 @@ pub mod rec {
         fn format(&self, f: ::defmt::Formatter<'_>) {
             ::defmt::write!(
                 f,
-                "Forest {{ trees: {}, named: {} }}",
+                "Forest {{ trees: {}, named: {}, rows: {}, groves: {}, layers: {}, atlas: {} }}",
                 self.trees,
-                self.named
+                self.named,
+                self.rows,
+                self.groves,
+                self.layers,
+                self.atlas
             );
         }
     }
@@ -1244,12 +1310,37 @@ pub mod owned {
         ///
         /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+        #[allow(clippy::type_complexity)]
         pub struct Forest {
             /// `trees(1): rec.Expr[]`
             pub trees: ::core::option::Option<::bebop_core::alloc_types::Vec<Expr>>,
             /// `named(2): map[string, rec.Chain]`
             pub named: ::core::option::Option<
                 ::bebop_core::alloc_types::BTreeMap<::bebop_core::alloc_types::String, Chain>,
+            >,
+            /// `rows(3): rec.Expr[][]`
+            pub rows: ::core::option::Option<
+                ::bebop_core::alloc_types::Vec<::bebop_core::alloc_types::Vec<Expr>>,
+            >,
+            /// `groves(4): map[string, rec.Expr[]]`
+            pub groves: ::core::option::Option<
+                ::bebop_core::alloc_types::BTreeMap<
+                    ::bebop_core::alloc_types::String,
+                    ::bebop_core::alloc_types::Vec<Expr>,
+                >,
+            >,
+            /// `layers(5): map[string, rec.Chain][]`
+            pub layers: ::core::option::Option<
+                ::bebop_core::alloc_types::Vec<
+                    ::bebop_core::alloc_types::BTreeMap<::bebop_core::alloc_types::String, Chain>,
+                >,
+            >,
+            /// `atlas(6): map[string, map[int32, rec.Chain]]`
+            pub atlas: ::core::option::Option<
+                ::bebop_core::alloc_types::BTreeMap<
+                    ::bebop_core::alloc_types::String,
+                    ::bebop_core::alloc_types::BTreeMap<i32, Chain>,
+                >,
             >,
         }
 
@@ -1272,6 +1363,16 @@ pub mod owned {
                             2 => {
                                 out.named = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => out.rows = ::core::option::Option::Some(reader.read()?),
+                            4 => {
+                                out.groves = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.layers = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.atlas = ::core::option::Option::Some(reader.read()?);
+                            }
                             _ => break,
                         }
                     }
@@ -1283,7 +1384,12 @@ pub mod owned {
         impl ::bebop_core::Encode for Forest {
             #[inline]
             fn encoded_size(&self) -> usize {
-                5 + ::bebop_core::field_size(&self.trees) + ::bebop_core::field_size(&self.named)
+                5 + ::bebop_core::field_size(&self.trees)
+                    + ::bebop_core::field_size(&self.named)
+                    + ::bebop_core::field_size(&self.rows)
+                    + ::bebop_core::field_size(&self.groves)
+                    + ::bebop_core::field_size(&self.layers)
+                    + ::bebop_core::field_size(&self.atlas)
             }
 
             #[inline]
@@ -1299,6 +1405,18 @@ pub mod owned {
                         }
                         if let ::core::option::Option::Some(v) = &self.named {
                             sink.write_field(2, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.rows {
+                            sink.write_field(3, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.groves {
+                            sink.write_field(4, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.layers {
+                            sink.write_field(5, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.atlas {
+                            sink.write_field(6, v)?;
                         }
                         sink.write(&[0])
                     },
@@ -1337,6 +1455,47 @@ pub mod owned {
                             })
                             .collect()
                     }),
+                    rows: self.rows.map(|v0| {
+                        v0.iter()
+                            .map(|v2| v2.iter().map(|v4| v4.to_owned_value()).collect())
+                            .collect()
+                    }),
+                    groves: self.groves.map(|v0| {
+                        v0.iter()
+                            .map(|(v2, v3)| {
+                                (
+                                    ::bebop_core::alloc_types::String::from(v2),
+                                    v3.iter().map(|v5| v5.to_owned_value()).collect(),
+                                )
+                            })
+                            .collect()
+                    }),
+                    layers: self.layers.map(|v0| {
+                        v0.iter()
+                            .map(|v2| {
+                                v2.iter()
+                                    .map(|(v4, v5)| {
+                                        (
+                                            ::bebop_core::alloc_types::String::from(v4),
+                                            v5.to_owned_value(),
+                                        )
+                                    })
+                                    .collect()
+                            })
+                            .collect()
+                    }),
+                    atlas: self.atlas.map(|v0| {
+                        v0.iter()
+                            .map(|(v2, v3)| {
+                                (
+                                    ::bebop_core::alloc_types::String::from(v2),
+                                    v3.iter()
+                                        .map(|(v5, v6)| (v5, v6.to_owned_value()))
+                                        .collect(),
+                                )
+                            })
+                            .collect()
+                    }),
                 }
             }
         }
@@ -1347,6 +1506,10 @@ pub mod owned {
                 super::super::rec::Forest {
                     trees: self.trees.as_ref().map(::bebop_core::Array::from_owned),
                     named: self.named.as_ref().map(::bebop_core::Map::from_btree_map),
+                    rows: self.rows.as_ref().map(::bebop_core::Array::from_owned),
+                    groves: self.groves.as_ref().map(::bebop_core::Map::from_btree_map),
+                    layers: self.layers.as_ref().map(::bebop_core::Array::from_owned),
+                    atlas: self.atlas.as_ref().map(::bebop_core::Map::from_btree_map),
                 }
             }
         }

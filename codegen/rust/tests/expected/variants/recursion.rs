@@ -6,8 +6,9 @@
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
-// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and
-// `clippy::large_enum_variant` (views are plain data; boxing would need a heap).
+// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),
+// `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and
+// `clippy::type_complexity` (records holding a map inside an array or a map).
 
 const _: () = ::core::assert!(
     ::bebop_runtime::CODEGEN_ABI == 1,
@@ -377,11 +378,28 @@ pub mod rec {
 
     /// From `recursion.bop`: `message rec.Forest`.
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
+    #[allow(clippy::type_complexity)]
     pub struct Forest<'a> {
         /// `trees(1): rec.Expr[]`
         pub trees: ::core::option::Option<::bebop_runtime::Array<'a, Expr<'a>>>,
         /// `named(2): map[string, rec.Chain]`
         pub named: ::core::option::Option<::bebop_runtime::Map<'a, &'a str, Chain<'a>>>,
+        /// `rows(3): rec.Expr[][]`
+        pub rows: ::core::option::Option<
+            ::bebop_runtime::Array<'a, ::bebop_runtime::Array<'a, Expr<'a>>>,
+        >,
+        /// `groves(4): map[string, rec.Expr[]]`
+        pub groves: ::core::option::Option<
+            ::bebop_runtime::Map<'a, &'a str, ::bebop_runtime::Array<'a, Expr<'a>>>,
+        >,
+        /// `layers(5): map[string, rec.Chain][]`
+        pub layers: ::core::option::Option<
+            ::bebop_runtime::Array<'a, ::bebop_runtime::Map<'a, &'a str, Chain<'a>>>,
+        >,
+        /// `atlas(6): map[string, map[int32, rec.Chain]]`
+        pub atlas: ::core::option::Option<
+            ::bebop_runtime::Map<'a, &'a str, ::bebop_runtime::Map<'a, i32, Chain<'a>>>,
+        >,
     }
 
     impl ::bebop_runtime::WireSize for Forest<'_> {
@@ -401,6 +419,14 @@ pub mod rec {
                     match reader.read_tag()? {
                         1 => out.trees = ::core::option::Option::Some(reader.read()?),
                         2 => out.named = ::core::option::Option::Some(reader.read()?),
+                        3 => out.rows = ::core::option::Option::Some(reader.read()?),
+                        4 => {
+                            out.groves = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.layers = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => out.atlas = ::core::option::Option::Some(reader.read()?),
                         _ => break,
                     }
                 }
@@ -422,10 +448,30 @@ pub mod rec {
                     reader.check_field(|m: &Self| &m.named)?;
                     tag = reader.read_tag()?;
                 }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.rows)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.groves)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.layers)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.atlas)?;
+                    tag = reader.read_tag()?;
+                }
                 while tag != 0 {
                     match tag {
                         1 => reader.check_field(|m: &Self| &m.trees)?,
                         2 => reader.check_field(|m: &Self| &m.named)?,
+                        3 => reader.check_field(|m: &Self| &m.rows)?,
+                        4 => reader.check_field(|m: &Self| &m.groves)?,
+                        5 => reader.check_field(|m: &Self| &m.layers)?,
+                        6 => reader.check_field(|m: &Self| &m.atlas)?,
                         _ => break,
                     }
                     tag = reader.read_tag()?;
@@ -445,7 +491,12 @@ pub mod rec {
     impl ::bebop_runtime::Encode for Forest<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.trees) + ::bebop_runtime::field_size(&self.named)
+            5 + ::bebop_runtime::field_size(&self.trees)
+                + ::bebop_runtime::field_size(&self.named)
+                + ::bebop_runtime::field_size(&self.rows)
+                + ::bebop_runtime::field_size(&self.groves)
+                + ::bebop_runtime::field_size(&self.layers)
+                + ::bebop_runtime::field_size(&self.atlas)
         }
 
         #[inline]
@@ -461,6 +512,18 @@ pub mod rec {
                     }
                     if let ::core::option::Option::Some(v) = &self.named {
                         sink.write_field(2, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.rows {
+                        sink.write_field(3, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.groves {
+                        sink.write_field(4, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.layers {
+                        sink.write_field(5, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.atlas {
+                        sink.write_field(6, v)?;
                     }
                     sink.write(&[0])
                 },
@@ -1170,12 +1233,37 @@ pub mod owned {
         ///
         /// Owned form: decodes into heap-allocated data and needs no input buffer; `to_owned_value` on the view converts to it, and `as_view` lends a view of it.
         #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+        #[allow(clippy::type_complexity)]
         pub struct Forest {
             /// `trees(1): rec.Expr[]`
             pub trees: ::core::option::Option<::bebop_runtime::alloc_types::Vec<Expr>>,
             /// `named(2): map[string, rec.Chain]`
             pub named: ::core::option::Option<
                 ::bebop_runtime::alloc_types::Vec<(::bebop_runtime::alloc_types::String, Chain)>,
+            >,
+            /// `rows(3): rec.Expr[][]`
+            pub rows: ::core::option::Option<
+                ::bebop_runtime::alloc_types::Vec<::bebop_runtime::alloc_types::Vec<Expr>>,
+            >,
+            /// `groves(4): map[string, rec.Expr[]]`
+            pub groves: ::core::option::Option<
+                ::bebop_runtime::alloc_types::Vec<
+                    (::bebop_runtime::alloc_types::String, ::bebop_runtime::alloc_types::Vec<Expr>),
+                >,
+            >,
+            /// `layers(5): map[string, rec.Chain][]`
+            pub layers: ::core::option::Option<
+                ::bebop_runtime::alloc_types::Vec<
+                    ::bebop_runtime::alloc_types::Vec<
+                        (::bebop_runtime::alloc_types::String, Chain),
+                    >,
+                >,
+            >,
+            /// `atlas(6): map[string, map[int32, rec.Chain]]`
+            pub atlas: ::core::option::Option<
+                ::bebop_runtime::alloc_types::Vec<
+                    (::bebop_runtime::alloc_types::String, ::bebop_runtime::alloc_types::Vec<(i32, Chain)>),
+                >,
             >,
         }
 
@@ -1198,6 +1286,16 @@ pub mod owned {
                             2 => {
                                 out.named = ::core::option::Option::Some(reader.read()?);
                             }
+                            3 => out.rows = ::core::option::Option::Some(reader.read()?),
+                            4 => {
+                                out.groves = ::core::option::Option::Some(reader.read()?);
+                            }
+                            5 => {
+                                out.layers = ::core::option::Option::Some(reader.read()?);
+                            }
+                            6 => {
+                                out.atlas = ::core::option::Option::Some(reader.read()?);
+                            }
                             _ => break,
                         }
                     }
@@ -1211,6 +1309,10 @@ pub mod owned {
             fn encoded_size(&self) -> usize {
                 5 + ::bebop_runtime::field_size(&self.trees)
                     + ::bebop_runtime::field_size(&self.named)
+                    + ::bebop_runtime::field_size(&self.rows)
+                    + ::bebop_runtime::field_size(&self.groves)
+                    + ::bebop_runtime::field_size(&self.layers)
+                    + ::bebop_runtime::field_size(&self.atlas)
             }
 
             #[inline]
@@ -1226,6 +1328,18 @@ pub mod owned {
                         }
                         if let ::core::option::Option::Some(v) = &self.named {
                             sink.write_field(2, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.rows {
+                            sink.write_field(3, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.groves {
+                            sink.write_field(4, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.layers {
+                            sink.write_field(5, v)?;
+                        }
+                        if let ::core::option::Option::Some(v) = &self.atlas {
+                            sink.write_field(6, v)?;
                         }
                         sink.write(&[0])
                     },
@@ -1257,6 +1371,18 @@ pub mod owned {
                     named: self
                         .named
                         .map(|v0| v0.iter().map(|(v2, v3)| (::bebop_runtime::alloc_types::String::from(v2), v3.to_owned_value())).collect()),
+                    rows: self
+                        .rows
+                        .map(|v0| v0.iter().map(|v2| v2.iter().map(|v4| v4.to_owned_value()).collect()).collect()),
+                    groves: self
+                        .groves
+                        .map(|v0| v0.iter().map(|(v2, v3)| (::bebop_runtime::alloc_types::String::from(v2), v3.iter().map(|v5| v5.to_owned_value()).collect())).collect()),
+                    layers: self
+                        .layers
+                        .map(|v0| v0.iter().map(|v2| v2.iter().map(|(v4, v5)| (::bebop_runtime::alloc_types::String::from(v4), v5.to_owned_value())).collect()).collect()),
+                    atlas: self
+                        .atlas
+                        .map(|v0| v0.iter().map(|(v2, v3)| (::bebop_runtime::alloc_types::String::from(v2), v3.iter().map(|(v5, v6)| (v5, v6.to_owned_value())).collect())).collect()),
                 }
             }
         }
@@ -1267,6 +1393,10 @@ pub mod owned {
                 super::super::rec::Forest {
                     trees: self.trees.as_ref().map(::bebop_runtime::Array::from_owned),
                     named: self.named.as_ref().map(::bebop_runtime::Map::from_pairs),
+                    rows: self.rows.as_ref().map(::bebop_runtime::Array::from_owned),
+                    groves: self.groves.as_ref().map(::bebop_runtime::Map::from_pairs),
+                    layers: self.layers.as_ref().map(::bebop_runtime::Array::from_owned),
+                    atlas: self.atlas.as_ref().map(::bebop_runtime::Map::from_pairs),
                 }
             }
         }

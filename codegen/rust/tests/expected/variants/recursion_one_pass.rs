@@ -5,8 +5,9 @@
 // A `mut` struct in the schema has the same Rust type as any other: fields are always `pub`.
 // Lints allowed on some items, because the names and values come from the schema:
 // `clippy::enum_variant_names`, `clippy::module_inception`, `clippy::approx_constant`,
-// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions), and
-// `clippy::large_enum_variant` (views are plain data; boxing would need a heap).
+// `clippy::excessive_precision`, `deprecated` (items using deprecated definitions),
+// `clippy::large_enum_variant` (views are plain data; boxing would need a heap) and
+// `clippy::type_complexity` (records holding a map inside an array or a map).
 
 const _: () = ::core::assert!(
     ::bebop_runtime::CODEGEN_ABI == 1,
@@ -579,11 +580,28 @@ pub mod rec {
 
     /// From `recursion.bop`: `message rec.Forest`.
     #[derive(Clone, Copy, Debug, PartialEq, Default)]
+    #[allow(clippy::type_complexity)]
     pub struct Forest<'a> {
         /// `trees(1): rec.Expr[]`
         pub trees: ::core::option::Option<::bebop_runtime::Array<'a, Expr<'a>>>,
         /// `named(2): map[string, rec.Chain]`
         pub named: ::core::option::Option<::bebop_runtime::Map<'a, &'a str, Chain<'a>>>,
+        /// `rows(3): rec.Expr[][]`
+        pub rows: ::core::option::Option<
+            ::bebop_runtime::Array<'a, ::bebop_runtime::Array<'a, Expr<'a>>>,
+        >,
+        /// `groves(4): map[string, rec.Expr[]]`
+        pub groves: ::core::option::Option<
+            ::bebop_runtime::Map<'a, &'a str, ::bebop_runtime::Array<'a, Expr<'a>>>,
+        >,
+        /// `layers(5): map[string, rec.Chain][]`
+        pub layers: ::core::option::Option<
+            ::bebop_runtime::Array<'a, ::bebop_runtime::Map<'a, &'a str, Chain<'a>>>,
+        >,
+        /// `atlas(6): map[string, map[int32, rec.Chain]]`
+        pub atlas: ::core::option::Option<
+            ::bebop_runtime::Map<'a, &'a str, ::bebop_runtime::Map<'a, i32, Chain<'a>>>,
+        >,
     }
 
     impl ::bebop_runtime::WireSize for Forest<'_> {
@@ -603,6 +621,14 @@ pub mod rec {
                     match reader.read_tag()? {
                         1 => out.trees = ::core::option::Option::Some(reader.read()?),
                         2 => out.named = ::core::option::Option::Some(reader.read()?),
+                        3 => out.rows = ::core::option::Option::Some(reader.read()?),
+                        4 => {
+                            out.groves = ::core::option::Option::Some(reader.read()?);
+                        }
+                        5 => {
+                            out.layers = ::core::option::Option::Some(reader.read()?);
+                        }
+                        6 => out.atlas = ::core::option::Option::Some(reader.read()?),
                         _ => break,
                     }
                 }
@@ -624,10 +650,30 @@ pub mod rec {
                     reader.check_field(|m: &Self| &m.named)?;
                     tag = reader.read_tag()?;
                 }
+                if tag == 3 {
+                    reader.check_field(|m: &Self| &m.rows)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 4 {
+                    reader.check_field(|m: &Self| &m.groves)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 5 {
+                    reader.check_field(|m: &Self| &m.layers)?;
+                    tag = reader.read_tag()?;
+                }
+                if tag == 6 {
+                    reader.check_field(|m: &Self| &m.atlas)?;
+                    tag = reader.read_tag()?;
+                }
                 while tag != 0 {
                     match tag {
                         1 => reader.check_field(|m: &Self| &m.trees)?,
                         2 => reader.check_field(|m: &Self| &m.named)?,
+                        3 => reader.check_field(|m: &Self| &m.rows)?,
+                        4 => reader.check_field(|m: &Self| &m.groves)?,
+                        5 => reader.check_field(|m: &Self| &m.layers)?,
+                        6 => reader.check_field(|m: &Self| &m.atlas)?,
                         _ => break,
                     }
                     tag = reader.read_tag()?;
@@ -647,7 +693,12 @@ pub mod rec {
     impl ::bebop_runtime::Encode for Forest<'_> {
         #[inline]
         fn encoded_size(&self) -> usize {
-            5 + ::bebop_runtime::field_size(&self.trees) + ::bebop_runtime::field_size(&self.named)
+            5 + ::bebop_runtime::field_size(&self.trees)
+                + ::bebop_runtime::field_size(&self.named)
+                + ::bebop_runtime::field_size(&self.rows)
+                + ::bebop_runtime::field_size(&self.groves)
+                + ::bebop_runtime::field_size(&self.layers)
+                + ::bebop_runtime::field_size(&self.atlas)
         }
 
         #[inline]
@@ -664,6 +715,18 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.named {
                         sink.write_field(2, v)?;
                     }
+                    if let ::core::option::Option::Some(v) = &self.rows {
+                        sink.write_field(3, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.groves {
+                        sink.write_field(4, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.layers {
+                        sink.write_field(5, v)?;
+                    }
+                    if let ::core::option::Option::Some(v) = &self.atlas {
+                        sink.write_field(6, v)?;
+                    }
                     sink.write(&[0])
                 },
             )
@@ -679,6 +742,14 @@ pub mod rec {
         Trees(::bebop_runtime::once::Records<'a, 'r, Expr<'a>>),
         /// `named(2): map[string, rec.Chain]`
         Named(::bebop_runtime::once::Entries<'a, 'r, &'a str, Chain<'a>>),
+        /// `rows(3): rec.Expr[][]`
+        Rows(::bebop_runtime::once::Lists<'a, 'r, Expr<'a>>),
+        /// `groves(4): map[string, rec.Expr[]]`
+        Groves(::bebop_runtime::once::ListEntries<'a, 'r, &'a str, Expr<'a>>),
+        /// `layers(5): map[string, rec.Chain][]`
+        Layers(::bebop_runtime::once::Maps<'a, 'r, &'a str, Chain<'a>>),
+        /// `atlas(6): map[string, map[int32, rec.Chain]]`
+        Atlas(::bebop_runtime::once::MapEntries<'a, 'r, &'a str, i32, Chain<'a>>),
     }
 
     impl<'a, 'r> ::bebop_runtime::once::Parts<'a, 'r> for Forest<'a> {
@@ -702,6 +773,10 @@ pub mod rec {
                 let part = match tag {
                     1 => ForestPart::Trees(many.records(reader)?),
                     2 => ForestPart::Named(many.entries(reader)?),
+                    3 => ForestPart::Rows(many.lists(reader)?),
+                    4 => ForestPart::Groves(many.list_entries(reader)?),
+                    5 => ForestPart::Layers(many.maps(reader)?),
+                    6 => ForestPart::Atlas(many.map_entries(reader)?),
                     _ => return ::core::result::Result::Ok(false),
                 };
                 f(part)?;
