@@ -773,6 +773,22 @@ impl<'a, K: Decode<'a>, V: Decode<'a>> Entries<'a, '_, K, V> {
     }
 }
 
+/// `len` and `is_empty` of a walk whose values are walks of their own (`Lists`,
+/// `ListEntries`, `Maps`, `MapEntries`): what its outer walk has left to hand out.
+macro_rules! outer_len {
+    ($many:literal, $one:literal) => {
+        #[doc = concat!("How many ", $many, " are left to hand out.")]
+        pub fn len(&self) -> usize {
+            self.nest.outer.left
+        }
+
+        #[doc = concat!("True when no ", $one, " is left to hand out.")]
+        pub fn is_empty(&self) -> bool {
+            self.nest.outer.left == 0
+        }
+    };
+}
+
 /// A walk whose values are themselves arrays of records or maps onto records, each handed
 /// out as a walk of its own ([`Records`], [`Entries`]), for [`Lists`], [`ListEntries`],
 /// [`Maps`] and [`MapEntries`].
@@ -806,10 +822,17 @@ impl<'a, 'r> Nest<'a, 'r> {
 
     /// The array at the outer walk's position, as [`Records`] (the outer walk stays at its
     /// start until the array's walk is finished).
+    /// A reader at the value at the outer walk's position, for the walk of that value,
+    /// which stays unread in the outer walk until its own walk is finished.
+    #[inline(always)]
+    fn inner_start(&mut self) -> Reader<'a> {
+        self.outer.state = State::Unread;
+        self.outer.own.working_copy()
+    }
+
     #[inline]
     fn records<T: ReadOnce<'a>>(&mut self) -> Result<Records<'a, '_, T>, Error> {
-        self.outer.state = State::Unread;
-        let mut at = self.outer.own.working_copy();
+        let mut at = self.inner_start();
         let walk =
             Walk::open_array::<T>(&mut self.inner, &mut at, check_one::<T>, check_each::<T>)?;
         Ok(Records {
@@ -822,8 +845,7 @@ impl<'a, 'r> Nest<'a, 'r> {
     /// start until the map's walk is finished).
     #[inline]
     fn entries<K: Decode<'a>, V: ReadOnce<'a>>(&mut self) -> Result<Entries<'a, '_, K, V>, Error> {
-        self.outer.state = State::Unread;
-        let mut at = self.outer.own.working_copy();
+        let mut at = self.inner_start();
         let walk = Walk::open_map::<K, V>(
             &mut self.inner,
             &mut at,
@@ -903,15 +925,7 @@ pub struct Lists<'a, 'r, T> {
 }
 
 impl<'a, T: ReadOnce<'a>> Lists<'a, '_, T> {
-    /// How many arrays are left to hand out.
-    pub fn len(&self) -> usize {
-        self.nest.outer.left
-    }
-
-    /// True when no array is left to hand out.
-    pub fn is_empty(&self) -> bool {
-        self.nest.outer.left == 0
-    }
+    outer_len!("arrays", "array");
 
     /// The next array, once the one before it is read or checked; `None` after the last.
     #[inline]
@@ -933,15 +947,7 @@ pub struct ListEntries<'a, 'r, K, T> {
 }
 
 impl<'a, K: Decode<'a>, T: ReadOnce<'a>> ListEntries<'a, '_, K, T> {
-    /// How many entries are left to hand out.
-    pub fn len(&self) -> usize {
-        self.nest.outer.left
-    }
-
-    /// True when no entry is left to hand out.
-    pub fn is_empty(&self) -> bool {
-        self.nest.outer.left == 0
-    }
+    outer_len!("entries", "entry");
 
     /// The next entry's key and array, once the array before it is read or checked;
     /// `None` after the last.
@@ -1020,15 +1026,7 @@ pub struct Maps<'a, 'r, K, V> {
 }
 
 impl<'a, K: Decode<'a>, V: ReadOnce<'a>> Maps<'a, '_, K, V> {
-    /// How many maps are left to hand out.
-    pub fn len(&self) -> usize {
-        self.nest.outer.left
-    }
-
-    /// True when no map is left to hand out.
-    pub fn is_empty(&self) -> bool {
-        self.nest.outer.left == 0
-    }
+    outer_len!("maps", "map");
 
     /// The next map, once the one before it is read or checked; `None` after the last.
     #[inline]
@@ -1052,15 +1050,7 @@ pub struct MapEntries<'a, 'r, K, K2, V> {
 }
 
 impl<'a, K: Decode<'a>, K2: Decode<'a>, V: ReadOnce<'a>> MapEntries<'a, '_, K, K2, V> {
-    /// How many entries are left to hand out.
-    pub fn len(&self) -> usize {
-        self.nest.outer.left
-    }
-
-    /// True when no entry is left to hand out.
-    pub fn is_empty(&self) -> bool {
-        self.nest.outer.left == 0
-    }
+    outer_len!("entries", "entry");
 
     /// The next entry's key and map, once the map before it is read or checked; `None`
     /// after the last.

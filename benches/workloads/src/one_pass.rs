@@ -5,10 +5,11 @@
 //! message's own arrays to find where they end, so walking a tree reads every node about
 //! three times (docs/performance.md, "Reading a view"); a struct in an array is checked
 //! when the array is decoded and decoded again when the walk reaches it. The readers here
-//! read every node once: they check what the generated decoders check (bounds, UTF-8, union discriminators,
-//! nesting depth, the budget of empty elements) and feed a [`Hasher`] what [`Walk`] feeds it
-//! from the view, in wire order. They are written by hand against `Reader`'s public API, as
-//! an application that needs every field of a large recursive value once would write them.
+//! read every node once: they check what the generated decoders check (bounds, UTF-8, union
+//! discriminators, nesting depth, the budget of empty elements) and feed a [`Hasher`] what
+//! [`Walk`] feeds it from the view, in wire order. They are written by hand against
+//! `Reader`'s public API, as an application that needs every field of a large recursive
+//! value once would write them.
 //!
 //! Fields are hashed as they arrive. Every encoder we know of writes a message's fields in
 //! tag order, and for such input the checksum is the view walk's (`tests/one_pass.rs` holds

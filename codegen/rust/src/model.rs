@@ -56,7 +56,8 @@ impl Ty {
         }
         match self {
             Ty::Array(e) | Ty::Fixed(e, _) => has_map(e) || e.nests_map(),
-            Ty::Map(k, v) => has_map(k) || has_map(v) || v.nests_map(),
+            // Keys are scalars, strings or enums: never a map.
+            Ty::Map(_, v) => has_map(v) || v.nests_map(),
             _ => false,
         }
     }
