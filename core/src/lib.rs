@@ -110,6 +110,7 @@ mod time;
 mod tuple;
 mod utf8;
 pub mod uuid;
+mod widen;
 mod writer;
 
 #[cfg(feature = "heapless")]

@@ -287,7 +287,11 @@ fn rows_of(results: &Value) -> Result<Vec<TimedRow>, CompareError> {
     // The bandwidth and O(1) tables: one row per size, one timing per column.
     for (section, key, peers) in [
         ("bandwidth", "payload_bytes", &["memcpy"][..]),
-        ("scaling", "dim", &["prost_decode", "rkyv_access"][..]),
+        (
+            "scaling",
+            "dim",
+            &["prost_decode", "rkyv_access", "rkyv_access_to_f32"][..],
+        ),
     ] {
         for row in results[section].as_array().into_iter().flatten() {
             let Some(size) = row[key].as_u64() else {

@@ -351,6 +351,7 @@ fn bandwidth_table(rows: &[BandwidthRow]) -> String {
             "decode + read every element (`iter`) GB/s (% memcpy)".into(),
             "decode + read every element (`wire_bytes`) GB/s (% memcpy)".into(),
             "decode + copy_to_slice GB/s (% memcpy)".into(),
+            "decode + to_f32_slice GB/s (% memcpy)".into(),
             "encode (view → buffer) GB/s (% memcpy)".into(),
             "owned decode GB/s (% memcpy)".into(),
             "decode alone, ns".into(),
@@ -366,13 +367,14 @@ fn bandwidth_table(rows: &[BandwidthRow]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             size_label(r.payload_bytes),
             thousands(r.wire_bytes as u64),
             gbps(r.bytes_per_sec(&r.memcpy)),
             pct(&r.decode_read),
             pct(&r.decode_read_wire),
             pct(&r.decode_copy_out),
+            pct(&r.decode_to_f32),
             pct(&r.encode),
             pct(&r.owned_decode),
             fmt_ns(r.decode.min_ns)
@@ -393,19 +395,25 @@ fn scaling_table(results: &Results) -> String {
             "bebop-owned decode".into(),
             "prost decode".into(),
             "rkyv access".into(),
+            "to f32: bebop decode + `to_f32_slice`".into(),
+            "to f32: rkyv access + `to_f32` per element".into(),
+            "to f32: bebop-owned decode + `convert_to_f32_slice`".into(),
         ],
     );
     for r in &results.scaling {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             thousands(r.dim as u64),
             thousands(r.wire_bytes as u64),
             fmt_ns(r.bebop_decode.min_ns),
             fmt_ns(r.bebop_decode_walk.min_ns),
             fmt_ns(r.bebop_owned_decode.min_ns),
             fmt_ns(r.prost_decode.min_ns),
-            fmt_ns(r.rkyv_access.min_ns)
+            fmt_ns(r.rkyv_access.min_ns),
+            fmt_ns(r.bebop_decode_to_f32.min_ns),
+            fmt_ns(r.rkyv_access_to_f32.min_ns),
+            fmt_ns(r.bebop_owned_decode_to_f32.min_ns)
         );
     }
     out
@@ -633,7 +641,14 @@ pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
          A Bebop view of a scalar array checks the length against the input and keeps a \
          pointer: no element is visited, so decoding an EmbeddingBF16 costs the same for 384 \
          elements as for a million. Reading the elements then costs what it costs; the owned \
-         decode and prost copy them, and rkyv's validation is O(1) for plain scalars too.\n"
+         decode and prost copy them, and rkyv's validation is O(1) for plain scalars too. \
+         The last three columns widen the vector to `f32` into a caller's buffer, the first \
+         thing a model or a vector search does with it: the view's `Array::to_f32_slice` \
+         (branch-free conversion straight from the wire bytes, which vectorises), rkyv's \
+         archive element by element through `half`'s `to_f32` (whose NaN branch keeps the \
+         compiler from vectorising), and the owned `Vec<bf16>` through `half`'s \
+         `convert_to_f32_slice` (the same element loop). All three give `half`'s result bit \
+         for bit, which is checked before timing.\n"
     );
     out.push_str(&scaling_table(results));
     let _ = writeln!(
@@ -648,7 +663,8 @@ pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
          `Array::wire_bytes()` in two-byte chunks, as a yardstick for `iter`. Both sum the \
          bfloat16 bits as every walk in this report does: in blocks of 65,536 elements, \
          each summed in 32-bit lanes (which cannot overflow for such a block) and the block \
-         sums in 64 bits.\n"
+         sums in 64 bits. `to_f32_slice` writes twice the bytes it reads (one `f32` per \
+         bfloat16).\n"
     );
     out.push_str(&bandwidth_table(&results.bandwidth));
     let _ = writeln!(out, "\n![bandwidth](bandwidth.svg)\n");

@@ -40,6 +40,13 @@ pub struct ScalingRow {
     pub prost_decode: Timing,
     /// rkyv validated access.
     pub rkyv_access: Timing,
+    /// Bebop view decode, then `Array::to_f32_slice` of the vector into a caller's `[f32]`.
+    pub bebop_decode_to_f32: Timing,
+    /// rkyv validated access, then each archived element widened by `half`'s `to_f32` into
+    /// a caller's `[f32]` (what a reader of the archive writes).
+    pub rkyv_access_to_f32: Timing,
+    /// Bebop owned decode, then `half`'s `convert_to_f32_slice` of the `Vec<bf16>`.
+    pub bebop_owned_decode_to_f32: Timing,
 }
 
 /// One row of the bandwidth table: each operation's time on a record of `wire_bytes`.
@@ -60,6 +67,8 @@ pub struct BandwidthRow {
     pub decode_read_wire: Timing,
     /// View decode, then `Array::copy_to_slice` into a caller's `[bf16]`.
     pub decode_copy_out: Timing,
+    /// View decode, then `Array::to_f32_slice` into a caller's `[f32]`.
+    pub decode_to_f32: Timing,
     /// Encoding the view into a caller's buffer.
     pub encode: Timing,
     /// Owned decode (allocates and copies into a `Vec<bf16>`).
@@ -81,6 +90,9 @@ impl ScalingRow {
             bebop_owned_decode: c(|r| r.bebop_owned_decode),
             prost_decode: c(|r| r.prost_decode),
             rkyv_access: c(|r| r.rkyv_access),
+            bebop_decode_to_f32: c(|r| r.bebop_decode_to_f32),
+            rkyv_access_to_f32: c(|r| r.rkyv_access_to_f32),
+            bebop_owned_decode_to_f32: c(|r| r.bebop_owned_decode_to_f32),
         })
     }
 }
@@ -100,6 +112,7 @@ impl BandwidthRow {
             decode_read: c(|r| r.decode_read),
             decode_read_wire: c(|r| r.decode_read_wire),
             decode_copy_out: c(|r| r.decode_copy_out),
+            decode_to_f32: c(|r| r.decode_to_f32),
             encode: c(|r| r.encode),
             owned_decode: c(|r| r.owned_decode),
         })
@@ -177,6 +190,24 @@ pub fn scaling(quick: bool, config: &TimingConfig) -> Result<Vec<ScalingRow>, St
                 ));
             }
         }
+        // The three ways of widening the vector to f32 must agree with `half`, bit for bit.
+        let want: Vec<u32> = model
+            .vector
+            .iter()
+            .map(|&b| half::bf16::from_bits(b).to_f32().to_bits())
+            .collect();
+        let mut out = vec![0f32; dim];
+        for (what, written) in [
+            ("view", view.vector.to_f32_slice(&mut out)),
+            ("rkyv", rkyv_to_f32(archived, &mut out)),
+            ("owned", owned_to_f32(&owned, &mut out)),
+        ] {
+            if written != dim || out.iter().map(|f| f.to_bits()).ne(want.iter().copied()) {
+                return Err(format!(
+                    "embedding of {dim}: the {what} form widens to f32 differently"
+                ));
+            }
+        }
         if EmbeddingBf16::from_owned_bebop(&owned) != model {
             return Err(format!(
                 "embedding of {dim}: owned decode changed the value"
@@ -203,9 +234,40 @@ pub fn scaling(quick: bool, config: &TimingConfig) -> Result<Vec<ScalingRow>, St
                 ))
                 .is_ok()
             }),
+            bebop_decode_to_f32: run_op(quick, config, || {
+                bop::EmbeddingBF16::from_bytes(black_box(&bytes))
+                    .map_or(0, |v| v.vector.to_f32_slice(black_box(&mut out)))
+            }),
+            rkyv_access_to_f32: run_op(quick, config, || {
+                rkyv::access::<ArchivedEmbeddingBf16, rancor::Error>(black_box(&archive))
+                    .map_or(0, |v| rkyv_to_f32(v, black_box(&mut out)))
+            }),
+            bebop_owned_decode_to_f32: run_op(quick, config, || {
+                owned::EmbeddingBF16::from_bytes(black_box(&bytes))
+                    .map_or(0, |v| owned_to_f32(&v, black_box(&mut out)))
+            }),
         });
     }
     Ok(rows)
+}
+
+/// An archived vector widened to `f32` into the front of `out` the way its reader would:
+/// element by element, through `half`'s `to_f32`.
+fn rkyv_to_f32(embedding: &ArchivedEmbeddingBf16, out: &mut [f32]) -> usize {
+    let mut n = 0;
+    for (slot, bits) in out.iter_mut().zip(embedding.vector.iter()) {
+        *slot = half::bf16::from_bits(bits.to_native()).to_f32();
+        n += 1;
+    }
+    n
+}
+
+/// An owned vector widened by `half`'s slice conversion.
+fn owned_to_f32(embedding: &owned::EmbeddingBF16, out: &mut [f32]) -> usize {
+    use half::slice::HalfFloatSliceExt as _;
+    let n = embedding.vector.len().min(out.len());
+    embedding.vector[..n].convert_to_f32_slice(&mut out[..n]);
+    n
 }
 
 /// The sum of the little-endian 16-bit values of `bytes`, read as the walks read arrays of
@@ -245,6 +307,17 @@ pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>
                 "tensor shard of {size} bytes: copy_to_slice differs"
             ));
         }
+        let mut widened = vec![0f32; decoded.data.len()];
+        if decoded.data.to_f32_slice(&mut widened) != model.data.len()
+            || widened.iter().map(|f| f.to_bits()).ne(model
+                .data
+                .iter()
+                .map(|&b| half::bf16::from_bits(b).to_f32().to_bits()))
+        {
+            return Err(format!(
+                "tensor shard of {size} bytes: to_f32_slice differs"
+            ));
+        }
         let wire_sum = decoded.data.wire_bytes().map_or(0, sum_wire_halves);
         let model_sum = model
             .data
@@ -278,6 +351,10 @@ pub fn bandwidth(quick: bool, config: &TimingConfig) -> Result<Vec<BandwidthRow>
             decode_copy_out: run_op(quick, config, || {
                 bop::TensorShard::from_bytes(black_box(&bytes))
                     .map_or(0, |v| v.data.copy_to_slice(black_box(&mut out)))
+            }),
+            decode_to_f32: run_op(quick, config, || {
+                bop::TensorShard::from_bytes(black_box(&bytes))
+                    .map_or(0, |v| v.data.to_f32_slice(black_box(&mut widened)))
             }),
             encode: run_op(quick, config, || {
                 view.encode_into(black_box(&mut enc_buf)).unwrap_or(0)
