@@ -277,7 +277,7 @@ impl<'a, T: Scalar> Array<'a, T> {
     }
 }
 
-/// `bfloat16[]` and `float16[]` widened to `f32` in bulk (see the `widen` module).
+/// `bfloat16[]` and `float16[]` widened to `f32` in bulk (see the `float16` module).
 macro_rules! widen_to_f32 {
     ($($t:ident => $convert:path, $wide:expr, $example:expr, $wire:expr, $values:expr;)*) => {$(
         impl Array<'_, $t> {
@@ -302,12 +302,12 @@ macro_rules! widen_to_f32 {
                 match self.repr {
                     // The bytes are exactly the elements' (validated at decode).
                     Repr::Wire { bytes, .. } => $wide(bytes, out),
-                    Repr::Slice(items) => crate::widen::widen_values(
+                    Repr::Slice(items) => crate::float16::widen_values(
                         items.iter().map(|v| v.to_bits()),
                         out,
                         $convert,
                     ),
-                    Repr::Lent(_) => crate::widen::widen_values(
+                    Repr::Lent(_) => crate::float16::widen_values(
                         self.iter().map(|v| v.to_bits()),
                         out,
                         $convert,
@@ -334,11 +334,11 @@ macro_rules! widen_to_f32 {
 }
 
 widen_to_f32! {
-    bf16 => crate::widen::bf16_to_f32,
-        |bytes, out| crate::widen::widen_wire(bytes, out, crate::widen::bf16_to_f32),
+    bf16 => crate::float16::bf16_to_f32,
+        |bytes, out| crate::float16::widen_wire(bytes, out, crate::float16::bf16_to_f32),
         "bfloat16[] [1.0, -2.0, 0.5]",
         [3, 0, 0, 0, 0x80, 0x3f, 0x00, 0xc0, 0x00, 0x3f], [1.0, -2.0, 0.5, 0.0];
-    f16 => crate::widen::f16_to_f32, crate::widen::widen_f16_wire, "float16[] [1.0, -2.0, 0.5]",
+    f16 => crate::float16::f16_to_f32, crate::float16::widen_f16_wire, "float16[] [1.0, -2.0, 0.5]",
         [3, 0, 0, 0, 0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38], [1.0, -2.0, 0.5, 0.0];
 }
 

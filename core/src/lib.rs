@@ -97,6 +97,7 @@ mod array;
 mod bytes;
 mod codec;
 mod error;
+mod float16;
 mod lazy;
 mod lend;
 mod lent;
@@ -110,7 +111,6 @@ mod time;
 mod tuple;
 mod utf8;
 pub mod uuid;
-mod widen;
 mod writer;
 
 #[cfg(feature = "heapless")]
@@ -125,6 +125,7 @@ pub mod serde_support;
 pub use array::{Array, Chunks as ArrayChunks, FixedArray, Iter as ArrayIter};
 pub use codec::{Decode, Encode, FixedSize, WireSize, field_size};
 pub use error::{Error, ErrorKind, IoError};
+pub use float16::{bf16_from_f32_slice, f16_from_f32_slice};
 pub use lazy::Lazy;
 pub use lend::{AsView, Lend, LendElements, ToOwnedValue};
 pub use map::{Iter as MapIter, Map};

@@ -290,7 +290,12 @@ fn rows_of(results: &Value) -> Result<Vec<TimedRow>, CompareError> {
         (
             "scaling",
             "dim",
-            &["prost_decode", "rkyv_access", "rkyv_access_to_f32"][..],
+            &[
+                "prost_decode",
+                "rkyv_access",
+                "rkyv_access_to_f32",
+                "half_from_f32",
+            ][..],
         ),
     ] {
         for row in results[section].as_array().into_iter().flatten() {

@@ -395,25 +395,55 @@ fn scaling_table(results: &Results) -> String {
             "bebop-owned decode".into(),
             "prost decode".into(),
             "rkyv access".into(),
-            "to f32: bebop decode + `to_f32_slice`".into(),
-            "to f32: rkyv access + `to_f32` per element".into(),
-            "to f32: bebop-owned decode + `convert_to_f32_slice`".into(),
         ],
     );
     for r in &results.scaling {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             thousands(r.dim as u64),
             thousands(r.wire_bytes as u64),
             fmt_ns(r.bebop_decode.min_ns),
             fmt_ns(r.bebop_decode_walk.min_ns),
             fmt_ns(r.bebop_owned_decode.min_ns),
             fmt_ns(r.prost_decode.min_ns),
-            fmt_ns(r.rkyv_access.min_ns),
+            fmt_ns(r.rkyv_access.min_ns)
+        );
+    }
+    out
+}
+
+/// The embeddings of the O(1) table widened to `f32` and narrowed back.
+fn float16_table(results: &Results) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "bfloat16 elements",
+        &[
+            "bebop decode + `to_f32_slice`".into(),
+            "rkyv access + `to_f32` per element".into(),
+            "bebop-owned decode + `half` `convert_to_f32_slice`".into(),
+            "`bf16_from_f32_slice`".into(),
+            "`half` `convert_from_f32_slice`".into(),
+        ],
+    );
+    for r in &results.scaling {
+        let ratio = |peer: &Timing, ours: &Timing| {
+            format!(
+                "{} ({})",
+                fmt_ns(peer.min_ns),
+                fmt_ratio(peer.min_ns / ours.min_ns)
+            )
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            thousands(r.dim as u64),
             fmt_ns(r.bebop_decode_to_f32.min_ns),
-            fmt_ns(r.rkyv_access_to_f32.min_ns),
-            fmt_ns(r.bebop_owned_decode_to_f32.min_ns)
+            ratio(&r.rkyv_access_to_f32, &r.bebop_decode_to_f32),
+            ratio(&r.bebop_owned_decode_to_f32, &r.bebop_decode_to_f32),
+            fmt_ns(r.bebop_from_f32.min_ns),
+            ratio(&r.half_from_f32, &r.bebop_from_f32)
         );
     }
     out
@@ -641,16 +671,24 @@ pub fn markdown(results: &Results, comparison: Option<&Comparison>) -> String {
          A Bebop view of a scalar array checks the length against the input and keeps a \
          pointer: no element is visited, so decoding an EmbeddingBF16 costs the same for 384 \
          elements as for a million. Reading the elements then costs what it costs; the owned \
-         decode and prost copy them, and rkyv's validation is O(1) for plain scalars too. \
-         The last three columns widen the vector to `f32` into a caller's buffer, the first \
-         thing a model or a vector search does with it: the view's `Array::to_f32_slice` \
-         (branch-free conversion straight from the wire bytes, which vectorises), rkyv's \
-         archive element by element through `half`'s `to_f32` (whose NaN branch keeps the \
-         compiler from vectorising), and the owned `Vec<bf16>` through `half`'s \
-         `convert_to_f32_slice` (the same element loop). All three give `half`'s result bit \
-         for bit, which is checked before timing.\n"
+         decode and prost copy them, and rkyv's validation is O(1) for plain scalars too.\n"
     );
     out.push_str(&scaling_table(results));
+    let _ = writeln!(
+        out,
+        "\n### bfloat16 to and from f32\n\n\
+         The same embeddings widened to `f32` into a caller's buffer, the first thing a model \
+         or a vector search does with them: the view's `Array::to_f32_slice` (branch-free \
+         conversion straight from the wire bytes, which vectorises), rkyv's archive element \
+         by element through `half`'s `to_f32` (whose NaN branch keeps the compiler from \
+         vectorising), and the owned `Vec<bf16>` through `half`'s `convert_to_f32_slice` (the \
+         same element loop). Then the other way, as the writer of an embedding does: `f32` \
+         values narrowed to bfloat16 (round to nearest, ties to even) by \
+         `bebop_core::bf16_from_f32_slice` and by `half`'s `convert_from_f32_slice`. Every \
+         conversion gives `half`'s bits, which is checked before timing. `×r` is that \
+         column's time over ours in the same run (above 1, ours is faster).\n"
+    );
+    out.push_str(&float16_table(results));
     let _ = writeln!(
         out,
         "\n![scaling](scaling.svg)\n\n## Bandwidth against memcpy\n\n\

@@ -47,6 +47,10 @@ pub struct ScalingRow {
     pub rkyv_access_to_f32: Timing,
     /// Bebop owned decode, then `half`'s `convert_to_f32_slice` of the `Vec<bf16>`.
     pub bebop_owned_decode_to_f32: Timing,
+    /// The vector's values as `f32` narrowed to bfloat16 by `bf16_from_f32_slice`.
+    pub bebop_from_f32: Timing,
+    /// The same by `half`'s `convert_from_f32_slice`.
+    pub half_from_f32: Timing,
 }
 
 /// One row of the bandwidth table: each operation's time on a record of `wire_bytes`.
@@ -93,6 +97,8 @@ impl ScalingRow {
             bebop_decode_to_f32: c(|r| r.bebop_decode_to_f32),
             rkyv_access_to_f32: c(|r| r.rkyv_access_to_f32),
             bebop_owned_decode_to_f32: c(|r| r.bebop_owned_decode_to_f32),
+            bebop_from_f32: c(|r| r.bebop_from_f32),
+            half_from_f32: c(|r| r.half_from_f32),
         })
     }
 }
@@ -208,6 +214,29 @@ pub fn scaling(quick: bool, config: &TimingConfig) -> Result<Vec<ScalingRow>, St
                 ));
             }
         }
+        // Narrowing those f32 values back gives the vector again (each is exactly a
+        // bfloat16), by either conversion; `float16.rs`'s tests hold the two to the same
+        // bits on every input.
+        let widened = out.clone();
+        let mut narrowed = vec![bebop_runtime::bf16::ZERO; dim];
+        for (what, written) in [
+            (
+                "bebop",
+                bebop_runtime::bf16_from_f32_slice(&widened, &mut narrowed),
+            ),
+            ("half", half_from_f32(&widened, &mut narrowed)),
+        ] {
+            if written != dim
+                || narrowed
+                    .iter()
+                    .map(|b| b.to_bits())
+                    .ne(model.vector.iter().copied())
+            {
+                return Err(format!(
+                    "embedding of {dim}: {what} narrows to bfloat16 differently"
+                ));
+            }
+        }
         if EmbeddingBf16::from_owned_bebop(&owned) != model {
             return Err(format!(
                 "embedding of {dim}: owned decode changed the value"
@@ -246,6 +275,12 @@ pub fn scaling(quick: bool, config: &TimingConfig) -> Result<Vec<ScalingRow>, St
                 owned::EmbeddingBF16::from_bytes(black_box(&bytes))
                     .map_or(0, |v| owned_to_f32(&v, black_box(&mut out)))
             }),
+            bebop_from_f32: run_op(quick, config, || {
+                bebop_runtime::bf16_from_f32_slice(black_box(&widened), black_box(&mut narrowed))
+            }),
+            half_from_f32: run_op(quick, config, || {
+                half_from_f32(black_box(&widened), black_box(&mut narrowed))
+            }),
         });
     }
     Ok(rows)
@@ -259,6 +294,14 @@ fn rkyv_to_f32(embedding: &ArchivedEmbeddingBf16, out: &mut [f32]) -> usize {
         *slot = half::bf16::from_bits(bits.to_native()).to_f32();
         n += 1;
     }
+    n
+}
+
+/// `values` narrowed by `half`'s slice conversion into the front of `out`.
+fn half_from_f32(values: &[f32], out: &mut [bebop_runtime::bf16]) -> usize {
+    use half::slice::HalfFloatSliceExt as _;
+    let n = values.len().min(out.len());
+    out[..n].convert_from_f32_slice(&values[..n]);
     n
 }
 

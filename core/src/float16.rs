@@ -1,19 +1,26 @@
-//! `bfloat16[]` and `float16[]` widened to `f32` in bulk: [`Array::to_f32_slice`] and
-//! [`FixedArray::to_f32_slice`].
+//! 16-bit floats to and from `f32` in bulk: [`Array::to_f32_slice`] and
+//! [`FixedArray::to_f32_slice`] widen `bfloat16[]` and `float16[]`;
+//! [`bf16_from_f32_slice`] and [`f16_from_f32_slice`] narrow `f32` values for encoding.
 //!
 //! Model payloads travel as 16-bit floats and are computed on as `f32`, so widening a whole
-//! array is the first thing most readers of an embedding or a tensor do. Element by element,
-//! `half`'s `to_f32` branches on NaN (bfloat16) or on the exponent (float16), which keeps
-//! the compiler from vectorising the loop. The conversions here give exactly `half`'s
-//! results, NaN payloads included (the tests compare all 65,536 bit patterns of both
-//! types), but are written without branches so that a loop of them vectorises, straight
-//! from the wire bytes of a decoded view, whatever their alignment. bfloat16 needs only
-//! 16-bit operations and a shift. float16 is widened eight at a time in 16-bit operations
-//! on the two halves of each result, except in a block of eight holding a subnormal, which
-//! takes a branch-free 32-bit path (docs/decisions.md D48 has the measurements).
+//! array is the first thing most readers of an embedding or a tensor do, and narrowing the
+//! last thing its writer does (as it is for a sensor sending readings as `float16` over a
+//! serial line). Element by element, `half`'s conversions branch (on NaN, on the exponent,
+//! on rounding), which keeps the compiler from vectorising the loop. The conversions here
+//! give exactly `half`'s results, NaN payloads and round-to-nearest-even included (the
+//! tests compare all 65,536 bit patterns of both types when widening, and every sign,
+//! exponent and rounding case when narrowing), but are written without branches so that a
+//! loop of them vectorises, straight from the wire bytes of a decoded view, whatever their
+//! alignment. bfloat16 needs only 16-bit operations and a shift. float16 is widened eight at
+//! a time in 16-bit operations on the two halves of each result, except in a block of eight
+//! holding a subnormal, which takes a branch-free 32-bit path (docs/decisions.md D48 has the
+//! measurements). Integer operations do all of it but two exact float additions, so
+//! microcontrollers without a floating-point unit run it too.
 //!
 //! [`Array::to_f32_slice`]: crate::Array::to_f32_slice
 //! [`FixedArray::to_f32_slice`]: crate::FixedArray::to_f32_slice
+
+use half::{bf16, f16};
 
 /// Elements converted per step: sixteen wire bytes, one SSE register or half an AVX one.
 const BLOCK: usize = 8;
@@ -152,11 +159,190 @@ pub(crate) fn widen_values<T: Copy>(
     n
 }
 
+/// `half::bf16::from_f32` of `value`, without branches or selects: NaNs keep the top of
+/// their payload and get the quiet bit; everything else is rounded to the nearest bfloat16,
+/// ties to even (adding `0x7fff` plus the kept part's last bit carries exactly when it should
+/// round up; the largest finite values round to infinity, as in `half`). A NaN gets no
+/// increment, so that its top half stays as it is, and the quiet bit from the NaN mask.
+#[inline(always)]
+fn f32_to_bf16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let nan = (u32::from(bits & 0x7fff_ffff > 0x7f80_0000)).wrapping_neg();
+    let increment = (0x7fff + ((bits >> 16) & 1)) & !nan;
+    let rounded = bits.wrapping_add(increment) as i32 >> 16;
+    (rounded as u16) | (nan as u16 & 0x40)
+}
+
+/// `half::f16::from_f32` of `value`, without branches (each case is computed and one
+/// kept), rounding to nearest, ties to even:
+/// - NaN: the top ten bits of the payload, with the quiet bit set;
+/// - `2¹⁶` and more (infinity included): infinity;
+/// - from `2⁻¹⁴` (the smallest normal `float16`): the exponent rebiased by 15 - 127 and the
+///   mantissa rounded at bit 13 (adding `0xfff` plus the kept part's last bit), a carry
+///   moving on into the exponent (up to infinity, as in `half`);
+/// - below: a subnormal or zero, `value + 0.5` rounded by the addition itself to a multiple
+///   of `2⁻²⁴` (the spacing of `float16` subnormals and of floats from 0.5 to 1), minus
+///   0.5's bits. The sum is a normal float, so flush-to-zero cannot change it, and an input
+///   that denormals-are-zero would read as zero rounds to zero anyway.
+#[inline(always)]
+fn f32_to_f16(value: f32) -> u16 {
+    const REBIAS: u32 = (127 - 15) << 23;
+    const HALF: u32 = 126 << 23;
+    let bits = value.to_bits();
+    let sign = (bits >> 16) as u16 & 0x8000;
+    let magnitude = bits & 0x7fff_ffff;
+    let quiet_nan = 0x7e00 | ((magnitude >> 13) as u16 & 0x03ff);
+    let odd = (magnitude >> 13) & 1;
+    let normal = (magnitude.wrapping_sub(REBIAS).wrapping_add(0x0fff + odd) >> 13) as u16;
+    let small = (f32::from_bits(magnitude) + f32::from_bits(HALF))
+        .to_bits()
+        .wrapping_sub(HALF) as u16;
+    let narrowed = if magnitude > 0x7f80_0000 {
+        quiet_nan
+    } else if magnitude >= (127 + 16) << 23 {
+        0x7c00
+    } else if magnitude < (127 - 14) << 23 {
+        small
+    } else {
+        normal
+    };
+    narrowed | sign
+}
+
+/// Narrows `f32` values to bfloat16 into the front of `out`, rounding to nearest (ties to
+/// even) exactly as `half::bf16::from_f32` does, NaN payloads included, and returns how many
+/// were written (the smaller of the two lengths). The loop has no branches, so it
+/// vectorises; the result is ready for [`Array::from_slice`](crate::Array::from_slice).
+///
+/// ```
+/// use bebop_core::{Array, Encode, bf16, bf16_from_f32_slice};
+///
+/// let computed = [1.0f32, -2.0, 0.1];
+/// let mut narrowed = [bf16::ZERO; 3];
+/// assert_eq!(bf16_from_f32_slice(&computed, &mut narrowed), 3);
+/// assert_eq!(narrowed[2], bf16::from_f32(0.1));
+///
+/// // Encoded as bfloat16[]: a count, then two bytes per value.
+/// let mut out = [0u8; 10];
+/// let bytes = Array::from_slice(&narrowed).encode_to_slice(&mut out)?;
+/// assert_eq!(bytes, [3, 0, 0, 0, 0x80, 0x3f, 0x00, 0xc0, 0xcd, 0x3d]);
+/// # Ok::<(), bebop_core::Error>(())
+/// ```
+pub fn bf16_from_f32_slice(src: &[f32], out: &mut [bf16]) -> usize {
+    narrow(src, out, |value| bf16::from_bits(f32_to_bf16(value)))
+}
+
+/// Narrows `f32` values to `float16` into the front of `out`, rounding to nearest (ties to
+/// even) exactly as `half::f16::from_f32` does without hardware conversion: NaN payloads,
+/// subnormals and overflow to infinity included. Returns how many were written (the smaller
+/// of the two lengths). The loop has no branches, so it vectorises.
+///
+/// ```
+/// use bebop_core::{f16, f16_from_f32_slice};
+///
+/// let readings = [1.5f32, 70_000.0, 1e-6];
+/// let mut narrowed = [f16::ZERO; 3];
+/// assert_eq!(f16_from_f32_slice(&readings, &mut narrowed), 3);
+/// assert_eq!(narrowed, [f16::from_f32(1.5), f16::INFINITY, f16::from_f32(1e-6)]);
+/// ```
+pub fn f16_from_f32_slice(src: &[f32], out: &mut [f16]) -> usize {
+    narrow(src, out, |value| f16::from_bits(f32_to_f16(value)))
+}
+
+/// Converts `src` into the front of `out` with `convert`, as many as both hold. Element by
+/// element: the compiler vectorises this shape of both conversions with every build setting
+/// tried, where blocks of eight as arrays gave bfloat16 faster or slower code with the
+/// number of codegen units and float16 twice the instructions.
+#[inline(always)]
+fn narrow<T>(src: &[f32], out: &mut [T], convert: impl Fn(f32) -> T) -> usize {
+    let n = src.len().min(out.len());
+    for (slot, &value) in out[..n].iter_mut().zip(&src[..n]) {
+        *slot = convert(value);
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use half::{bf16, f16};
     use proptest::prelude::*;
+
+    /// Every sign and exponent of `f32`, with mantissas that exercise each rounding case of
+    /// both narrowings (zero, the round bit alone, just below and above it, ties with an odd
+    /// and an even kept part, all ones) in every position a subnormal result can put it,
+    /// plus seeded pseudo-random ones.
+    fn narrowing_cases() -> impl Iterator<Item = u32> {
+        let mut seed = 0x9e37_79b9_u32;
+        let mut mantissas = std::vec![0u32, 1, 0x7f_ffff, 0x40_0000, 0x7f_e000];
+        for bit in 0..23 {
+            let round = 1u32 << bit;
+            for extra in [0, 1, round << 1, (round << 1) | 1, round.wrapping_sub(1)] {
+                mantissas.push((round | extra) & 0x7f_ffff);
+                mantissas.push(round.wrapping_sub(1) & 0x7f_ffff);
+            }
+        }
+        for _ in 0..256 {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            mantissas.push(seed & 0x7f_ffff);
+        }
+        (0..512u32).flat_map(move |sign_exponent| {
+            let mantissas = mantissas.clone();
+            mantissas
+                .into_iter()
+                .map(move |m| (sign_exponent << 23) | m)
+        })
+    }
+
+    #[test]
+    fn narrowing_agrees_with_half_on_every_rounding_case() {
+        let mut count = 0;
+        for bits in narrowing_cases() {
+            let value = f32::from_bits(bits);
+            let brain = bf16::from_f32(value).to_bits();
+            assert_eq!(f32_to_bf16(value), brain, "bfloat16 of {bits:#010x}");
+            let half = f16::from_f32(value).to_bits();
+            assert_eq!(f32_to_f16(value), half, "float16 of {bits:#010x}");
+            count += 1;
+        }
+        assert!(count > 100_000, "{count} cases");
+    }
+
+    /// All 2³² inputs: 12 seconds in a release build (`cargo test --release -p
+    /// bebop-core --lib -- --ignored every_f32`), too long for the suite, which runs the two
+    /// tests around this one instead.
+    #[test]
+    #[ignore = "exhaustive: run with --release --ignored"]
+    fn narrowing_agrees_with_half_on_every_f32() {
+        for bits in 0..=u32::MAX {
+            let value = f32::from_bits(bits);
+            assert_eq!(
+                f32_to_bf16(value),
+                bf16::from_f32(value).to_bits(),
+                "{bits:#010x}"
+            );
+            assert_eq!(
+                f32_to_f16(value),
+                f16::from_f32(value).to_bits(),
+                "{bits:#010x}"
+            );
+        }
+    }
+
+    #[test]
+    fn narrowing_agrees_with_half_on_every_bfloat16_and_float16_neighbourhood() {
+        // Each 16-bit pattern as the top of an f32, with the low half at each rounding edge.
+        for high in 0..=u32::from(u16::MAX) {
+            for low in [
+                0u32, 1, 0x7fff, 0x8000, 0x8001, 0xffff, 0x1000, 0x0fff, 0x2000,
+            ] {
+                let value = f32::from_bits((high << 16) | low);
+                assert_eq!(f32_to_bf16(value), bf16::from_f32(value).to_bits());
+                assert_eq!(f32_to_f16(value), f16::from_f32(value).to_bits());
+            }
+        }
+    }
 
     #[test]
     fn bfloat16_agrees_with_half_on_every_bit_pattern() {
@@ -229,6 +415,27 @@ mod tests {
                 let mut out = [0.0f32; 2];
                 prop_assert_eq!(fixed.to_f32_slice(&mut out), 2);
                 prop_assert_eq!(out[1].to_bits(), f16::from_bits(first[1]).to_f32().to_bits());
+            }
+        }
+
+        #[test]
+        fn narrowing_agrees_with_half_and_fills_the_front(
+            bits in proptest::collection::vec(any::<u32>(), 0..40),
+            room in 0usize..48,
+        ) {
+            let values: std::vec::Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            let n = values.len().min(room);
+            let mut brain = std::vec![bf16::from_bits(0xdead); room];
+            prop_assert_eq!(bf16_from_f32_slice(&values, &mut brain), n);
+            let mut half = std::vec![f16::from_bits(0xbeef); room];
+            prop_assert_eq!(f16_from_f32_slice(&values, &mut half), n);
+            for i in 0..room {
+                let (want_brain, want_half) = match values.get(i) {
+                    Some(&v) if i < n => (bf16::from_f32(v).to_bits(), f16::from_f32(v).to_bits()),
+                    _ => (0xdead, 0xbeef),
+                };
+                prop_assert_eq!(brain[i].to_bits(), want_brain, "bfloat16 {}", i);
+                prop_assert_eq!(half[i].to_bits(), want_half, "float16 {}", i);
             }
         }
 
