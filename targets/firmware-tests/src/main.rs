@@ -10,6 +10,8 @@
 //!   inputs ([`records`]);
 //!
 //! every type generated at build time from the schemas by `bebop-build` (`target-schema`);
+//! - `bfloat16[]` and `float16[]` widened to `f32` and `f32` narrowed to both, against
+//!   `half` and the formats' own bits, in software floating point ([`float16`]);
 //! - frames fed from an interrupt handler into a `SharedLink` the main loop drains, and
 //!   atomics shared with an interrupt handler ([`interrupts`]);
 //!
@@ -20,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod checks;
+mod float16;
 mod golden;
 mod interrupts;
 mod log;
@@ -42,6 +45,7 @@ fn main() -> ! {
     let mut checks = Checks::new();
     golden::run(&mut checks);
     records::run(&mut checks);
+    float16::run(&mut checks);
     interrupts::run(&mut checks);
     log::banner();
     hprintln!(
