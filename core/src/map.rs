@@ -160,7 +160,11 @@ impl<K, V> WireSize for Map<'_, K, V> {
 }
 
 impl<'a, K: Decode<'a>, V: Decode<'a>> Decode<'a> for Map<'a, K, V> {
-    #[inline]
+    /// Always inlined on 64-bit targets, like `check`: called out of line, it received the
+    /// enclosing message's body reader by address, which kept that reader in memory for the
+    /// whole message.
+    #[cfg_attr(target_pointer_width = "64", inline(always))]
+    #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn decode(reader: &mut Reader<'a>) -> Result<Self, Error> {
         let len = read_count::<K, V>(reader)?;
         let start = reader.remaining_bytes();
@@ -214,7 +218,14 @@ fn read_entries<'a, K: Decode<'a>, V: Decode<'a>>(
         }
         Ok(())
     } else {
-        check_entries::<K, V>(reader, len)
+        // The out-of-line check gets a copy of this reader, and only what it changes comes
+        // back (as `Reader::elements` does for arrays): given this reader's address, the
+        // call could change any of its fields as far as LLVM knows, so a message holding a
+        // map kept its whole body reader in memory, loaded and stored at every field.
+        let mut copy = reader.working_copy();
+        let out = check_entries::<K, V>(&mut copy, len);
+        reader.catch_up(&copy);
+        out
     }
 }
 
