@@ -14,8 +14,10 @@
 //! alignment. bfloat16 needs only 16-bit operations and a shift. float16 is widened eight at
 //! a time in 16-bit operations on the two halves of each result, except in a block of eight
 //! holding a subnormal, which takes a branch-free 32-bit path (docs/decisions.md D48 has the
-//! measurements). Integer operations do all of it but two exact float additions, so
-//! microcontrollers without a floating-point unit run it too.
+//! measurements). Integer operations do all of it but two float operations, on the
+//! subnormal paths only in effect: widening subtracts (an exact result), narrowing adds
+//! (the addition is the rounding). Microcontrollers without a floating-point unit run them
+//! in software; the firmware test image checks the results there.
 //!
 //! [`Array::to_f32_slice`]: crate::Array::to_f32_slice
 //! [`FixedArray::to_f32_slice`]: crate::FixedArray::to_f32_slice
