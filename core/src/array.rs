@@ -279,7 +279,7 @@ impl<'a, T: Scalar> Array<'a, T> {
 
 /// `bfloat16[]` and `float16[]` widened to `f32` in bulk (see the `float16` module).
 macro_rules! widen_to_f32 {
-    ($($t:ident => $convert:path, $wide:expr, $example:expr, $wire:expr, $values:expr;)*) => {$(
+    ($($t:ident => $convert:path, $wide:path, $example:expr, $wire:expr, $values:expr;)*) => {$(
         impl Array<'_, $t> {
             /// Widens the elements to `f32` into the front of `out` and returns how many were
             /// written (the smaller of the two lengths). The result is `half`'s `to_f32` of
@@ -334,9 +334,7 @@ macro_rules! widen_to_f32 {
 }
 
 widen_to_f32! {
-    bf16 => crate::float16::bf16_to_f32,
-        |bytes, out| crate::float16::widen_wire(bytes, out, crate::float16::bf16_to_f32),
-        "bfloat16[] [1.0, -2.0, 0.5]",
+    bf16 => crate::float16::bf16_to_f32, crate::float16::widen_bf16_wire, "bfloat16[] [1.0, -2.0, 0.5]",
         [3, 0, 0, 0, 0x80, 0x3f, 0x00, 0xc0, 0x00, 0x3f], [1.0, -2.0, 0.5, 0.0];
     f16 => crate::float16::f16_to_f32, crate::float16::widen_f16_wire, "float16[] [1.0, -2.0, 0.5]",
         [3, 0, 0, 0, 0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38], [1.0, -2.0, 0.5, 0.0];

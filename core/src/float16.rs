@@ -95,39 +95,55 @@ fn is_subnormal(bits: u16) -> bool {
     (bits & 0x7fff).wrapping_sub(1) < 0x3ff
 }
 
-/// Widens the little-endian `float16` values of `bytes` into the front of `out` as
-/// [`widen_wire`] does with [`f16_to_f32`], but each block of eight without a subnormal
-/// (nearly all of them in real data) takes the 16-bit path.
+/// Widens the little-endian bfloat16 values of `bytes` into the front of `out` and returns
+/// how many ([`widen_wire`] with [`bf16_to_f32`] for every element).
 #[inline(always)]
-pub(crate) fn widen_f16_wire(bytes: &[u8], out: &mut [f32]) -> usize {
-    let n = out.len().min(bytes.len() / 2);
-    let (bytes, out) = (&bytes[..2 * n], &mut out[..n]);
-    let mut blocks = out.chunks_exact_mut(BLOCK);
-    let mut wire = bytes.chunks_exact(2 * BLOCK);
-    for (dst, src) in (&mut blocks).zip(&mut wire) {
-        let halves: [u16; BLOCK] = bytemuck::pod_read_unaligned(src);
-        let halves = halves.map(u16::from_le);
-        if halves.iter().fold(false, |any, &h| any | is_subnormal(h)) {
+pub(crate) fn widen_bf16_wire(bytes: &[u8], out: &mut [f32]) -> usize {
+    widen_wire(
+        bytes,
+        out,
+        |halves, dst| {
             for (slot, half) in dst.iter_mut().zip(halves) {
-                *slot = f16_to_f32(half);
+                *slot = bf16_to_f32(half);
             }
-        } else {
-            for (slot, half) in dst.iter_mut().zip(halves) {
-                *slot = f16_to_f32_unless_subnormal(half);
-            }
-        }
-    }
-    let tail = wire.remainder().chunks_exact(2);
-    for (slot, pair) in blocks.into_remainder().iter_mut().zip(tail) {
-        *slot = f16_to_f32(u16::from_le_bytes([pair[0], pair[1]]));
-    }
-    n
+        },
+        bf16_to_f32,
+    )
 }
 
-/// Widens the little-endian 16-bit floats of `bytes` into the front of `out` with
-/// `convert`, as many as both hold (an odd last byte is ignored), and returns how many.
+/// Widens the little-endian `float16` values of `bytes` into the front of `out` and returns
+/// how many: each block of eight without a subnormal (nearly all of them in real data) takes
+/// the 16-bit path, a block with one and the tail [`f16_to_f32`].
 #[inline(always)]
-pub(crate) fn widen_wire(bytes: &[u8], out: &mut [f32], convert: impl Fn(u16) -> f32) -> usize {
+pub(crate) fn widen_f16_wire(bytes: &[u8], out: &mut [f32]) -> usize {
+    widen_wire(
+        bytes,
+        out,
+        |halves, dst| {
+            if halves.iter().fold(false, |any, &h| any | is_subnormal(h)) {
+                for (slot, half) in dst.iter_mut().zip(halves) {
+                    *slot = f16_to_f32(half);
+                }
+            } else {
+                for (slot, half) in dst.iter_mut().zip(halves) {
+                    *slot = f16_to_f32_unless_subnormal(half);
+                }
+            }
+        },
+        f16_to_f32,
+    )
+}
+
+/// Widens the little-endian 16-bit floats of `bytes` into the front of `out`, as many as
+/// both hold (an odd last byte is ignored), and returns how many: blocks of eight with
+/// `block` (given the eight values and where they go), the rest one by one with `one`.
+#[inline(always)]
+fn widen_wire(
+    bytes: &[u8],
+    out: &mut [f32],
+    block: impl Fn([u16; BLOCK], &mut [f32]),
+    one: impl Fn(u16) -> f32,
+) -> usize {
     let n = out.len().min(bytes.len() / 2);
     let (bytes, out) = (&bytes[..2 * n], &mut out[..n]);
     let mut blocks = out.chunks_exact_mut(BLOCK);
@@ -135,20 +151,18 @@ pub(crate) fn widen_wire(bytes: &[u8], out: &mut [f32], convert: impl Fn(u16) ->
     for (dst, src) in (&mut blocks).zip(&mut wire) {
         // One unaligned 16-byte load; byte by byte, the compiler gathers the bytes singly.
         let halves: [u16; BLOCK] = bytemuck::pod_read_unaligned(src);
-        for (slot, half) in dst.iter_mut().zip(halves) {
-            *slot = convert(u16::from_le(half));
-        }
+        block(halves.map(u16::from_le), dst);
     }
     let tail = wire.remainder().chunks_exact(2);
     for (slot, pair) in blocks.into_remainder().iter_mut().zip(tail) {
-        *slot = convert(u16::from_le_bytes([pair[0], pair[1]]));
+        *slot = one(u16::from_le_bytes([pair[0], pair[1]]));
     }
     n
 }
 
 /// Widens the values of `items` into the front of `out`, as many as both hold.
 #[inline(always)]
-pub(crate) fn widen_values<T: Copy>(
+pub(crate) fn widen_values<T>(
     items: impl Iterator<Item = T>,
     out: &mut [f32],
     convert: impl Fn(T) -> f32,
@@ -451,7 +465,7 @@ mod tests {
             if odd {
                 bytes.push(0xff);
             }
-            let brain = |bytes: &[u8], out: &mut [f32]| widen_wire(bytes, out, bf16_to_f32);
+            let brain = |bytes: &[u8], out: &mut [f32]| widen_bf16_wire(bytes, out);
             let half = |bytes: &[u8], out: &mut [f32]| widen_f16_wire(bytes, out);
             for (widen, convert) in [
                 (&brain as &dyn Fn(&[u8], &mut [f32]) -> usize, bf16_to_f32 as fn(u16) -> f32),

@@ -218,14 +218,10 @@ fn read_entries<'a, K: Decode<'a>, V: Decode<'a>>(
         }
         Ok(())
     } else {
-        // The out-of-line check gets a copy of this reader, and only what it changes comes
-        // back (as `Reader::elements` does for arrays): given this reader's address, the
-        // call could change any of its fields as far as LLVM knows, so a message holding a
-        // map kept its whole body reader in memory, loaded and stored at every field.
-        let mut copy = reader.working_copy();
-        let out = check_entries::<K, V>(&mut copy, len);
-        reader.catch_up(&copy);
-        out
+        // Through a copy, as `Reader::elements` does for arrays: given this reader's
+        // address, the out-of-line check kept a message's whole body reader in memory,
+        // loaded and stored at every field (D49).
+        reader.through_copy(|copy| check_entries::<K, V>(copy, len))
     }
 }
 

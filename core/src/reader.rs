@@ -645,14 +645,13 @@ impl<'a> Reader<'a> {
         // exit then writes less: TreeDeep decode took 91,557 instructions with the slice
         // returned, 86,452 without; docs/decisions.md D40.)
         let start = self.rest;
-        let mut copy = self.working_copy();
-        let out = if T::OWN_CHECK {
-            copy.check_elements::<T>(count)
-        } else {
-            copy.check_elements_inline::<T>(count)
-        };
-        self.catch_up(&copy);
-        out?;
+        self.through_copy(|copy| {
+            if T::OWN_CHECK {
+                copy.check_elements::<T>(count)
+            } else {
+                copy.check_elements_inline::<T>(count)
+            }
+        })?;
         let used = start.len() - self.rest.len();
         Ok(start.get(..used).unwrap_or_default())
     }
@@ -692,6 +691,18 @@ impl<'a> Reader<'a> {
     pub(crate) fn catch_up(&mut self, copy: &Self) {
         self.rest = copy.rest;
         self.empty_left = copy.empty_left;
+    }
+
+    /// Runs `f` on a [`working_copy`](Self::working_copy) of this reader and takes back what
+    /// it read ([`catch_up`](Self::catch_up)), even when it fails: for a check called out of
+    /// line, which given this reader's address could change any field as far as LLVM knows,
+    /// so that this reader, and the scope it reads, would stay in memory (D39, D49).
+    #[inline(always)]
+    pub(crate) fn through_copy<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let mut copy = self.working_copy();
+        let out = f(&mut copy);
+        self.catch_up(&copy);
+        out
     }
 
     /// [`elements`](Self::elements) beyond its inlined fast path, out of line: for messages
