@@ -165,6 +165,15 @@ pub trait Decode<'a>: WireSize + Sized {
     }
 }
 
+/// The error of [`Encode::encode_into`] when `value` does not fit: the size it needs, worked
+/// out only now, off the path of every encode that fits.
+#[cfg(not(target_os = "none"))]
+#[cold]
+#[inline(never)]
+fn too_small_for<T: Encode + ?Sized>(value: &T) -> Error {
+    Error::new(ErrorKind::BufferTooSmall, 0).with_detail(value.encoded_size() as u64)
+}
+
 /// Encoding into a [`Sink`]: a caller-supplied buffer, an `embedded_io::Write`, or (with the
 /// `bebop-runtime` crate) a `Vec` or `std::io::Write`.
 ///
@@ -175,7 +184,7 @@ pub trait Decode<'a>: WireSize + Sized {
 /// let n = "hello".encode_into(&mut buf).unwrap();
 /// assert_eq!(&buf[..n], b"\x05\0\0\0hello\0");
 ///
-/// // Too small: nothing is written and the error says how much is needed.
+/// // Too small: the error says how much is needed.
 /// let err = "hello".encode_into(&mut buf[..4]).unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::BufferTooSmall);
 /// assert_eq!(err.needed(), Some(10));
@@ -187,17 +196,37 @@ pub trait Encode: WireSize {
     /// Writes the value to `sink`.
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error>;
 
-    /// Encodes into the front of `buf` and returns the number of bytes written. When the value
-    /// does not fit, nothing is written and the error ([`ErrorKind::BufferTooSmall`]) carries
-    /// the size needed.
+    /// Encodes into the front of `buf` and returns the number of bytes written.
+    ///
+    /// When the value does not fit, the error ([`ErrorKind::BufferTooSmall`]) carries the
+    /// size needed, and the front of `buf` may hold part of an encoding: treat it as garbage.
+    ///
+    /// On hosts the value is written in one pass, straight into `buf`, and sized only when it
+    /// does not fit: sizing it first is a second walk over it, 20-30% of the instructions of
+    /// encoding a tree or a JSON document (D51). On bare-metal targets (`target_os = "none"`)
+    /// it is sized first, as flash counts more there: knowing that the buffer holds the whole
+    /// value lets the compiler drop the bounds check of every write, which made the RPC server
+    /// of the size report 900 bytes smaller on Cortex-M0.
     fn encode_into(&self, buf: &mut [u8]) -> Result<usize, Error> {
-        let needed = self.encoded_size();
-        let Some(dst) = buf.get_mut(..needed) else {
-            return Err(Error::new(ErrorKind::BufferTooSmall, 0).with_detail(needed as u64));
-        };
-        let mut writer = SliceWriter::new(dst);
-        self.encode(&mut writer)?;
-        Ok(writer.position())
+        #[cfg(target_os = "none")]
+        {
+            let needed = self.encoded_size();
+            let Some(dst) = buf.get_mut(..needed) else {
+                return Err(Error::new(ErrorKind::BufferTooSmall, 0).with_detail(needed as u64));
+            };
+            let mut writer = SliceWriter::new(dst);
+            self.encode(&mut writer)?;
+            Ok(writer.position())
+        }
+        #[cfg(not(target_os = "none"))]
+        {
+            let mut writer = SliceWriter::new(buf);
+            match self.encode(&mut writer) {
+                Ok(()) => Ok(writer.position()),
+                Err(e) if e.kind() == ErrorKind::BufferTooSmall => Err(too_small_for(self)),
+                Err(e) => Err(e),
+            }
+        }
     }
 
     /// Encodes into the front of `buf` and returns the written bytes.

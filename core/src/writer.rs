@@ -58,9 +58,10 @@ pub trait Sink {
 
 /// Encodes into a caller-supplied buffer.
 ///
-/// A write that does not fit fails with [`ErrorKind::BufferTooSmall`] and leaves the buffer's
-/// unused part alone. Most code calls [`Encode::encode_into`], which checks the size first and
-/// so never writes partially; use a `SliceWriter` directly to put several values back to back.
+/// A write that does not fit fails with [`ErrorKind::BufferTooSmall`] (detail: the position
+/// that write needed to reach) and leaves the buffer's unused part alone. Most code calls
+/// [`Encode::encode_into`], which reports the size the whole value needs instead; use a
+/// `SliceWriter` directly to put several values back to back.
 ///
 /// ```
 /// use bebop_core::{Encode, SliceWriter};

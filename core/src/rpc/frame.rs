@@ -244,7 +244,8 @@ pub const fn frame_len(payload_len: usize, with_cursor: bool) -> usize {
 
 /// Encodes a frame carrying `payload` into the front of `out` and returns its length.
 ///
-/// The payload is encoded straight into place; the header's length is written afterwards.
+/// The payload is encoded straight into place, in one pass; the header's length is written
+/// afterwards.
 /// `CURSOR` is set exactly when `cursor` is `Some`; reserved flag bits are dropped. Fails with
 /// [`ErrorKind::BufferTooSmall`] (detail: the size needed) when `out` is too small, writing
 /// nothing useful.
@@ -271,16 +272,24 @@ pub fn encode_frame<T: Encode + ?Sized>(
     payload: &T,
     cursor: Option<u64>,
 ) -> Result<usize, Error> {
-    let size = payload.encoded_size();
-    let total = frame_len(size, cursor.is_some());
+    // One pass over the payload: it is encoded in place, and its size is what it took. (An
+    // `out` shorter than a header gives an empty body, which fails like a short one.)
+    let too_small = |payload_len: usize| {
+        Error::new(ErrorKind::BufferTooSmall, 0)
+            .with_detail(frame_len(payload_len, cursor.is_some()) as u64)
+    };
+    let body = out.get_mut(HEADER_SIZE..).unwrap_or_default();
+    let size = payload.encode_into(body).map_err(|e| match e.needed() {
+        Some(n) if e.kind() == ErrorKind::BufferTooSmall => too_small(n),
+        _ => e,
+    })?;
     let length = u32::try_from(size)
         .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))?;
+    let total = frame_len(size, cursor.is_some());
     let Some(dst) = out.get_mut(..total) else {
-        return Err(Error::new(ErrorKind::BufferTooSmall, 0).with_detail(total as u64));
+        return Err(too_small(size));
     };
     let (head, rest) = dst.split_at_mut(HEADER_SIZE);
-    let (body, tail) = rest.split_at_mut(size);
-    payload.encode_into(body)?;
     let header = FrameHeader {
         length,
         flags: with_cursor_flag(flags, cursor.is_some()),
@@ -288,7 +297,7 @@ pub fn encode_frame<T: Encode + ?Sized>(
     };
     head.copy_from_slice(&header.to_wire());
     if let Some(c) = cursor {
-        tail.copy_from_slice(&c.to_le_bytes());
+        rest[size..].copy_from_slice(&c.to_le_bytes());
     }
     Ok(total)
 }

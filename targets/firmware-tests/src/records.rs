@@ -44,6 +44,15 @@ where
             c.eq(format_args!("{} encode", name), Err(e), Ok(host.len()));
         }
     }
+    // One byte too few: the error names the whole size.
+    if let Some(short) = host.len().checked_sub(1).and_then(|n| buf.get_mut(..n)) {
+        let err = value.encode_into(short).err();
+        c.eq(
+            format_args!("{} into a buffer one byte short", name),
+            err.map(|e| (e.kind(), e.needed())),
+            Some((ErrorKind::BufferTooSmall, Some(host.len()))),
+        );
+    }
     let (decoded, used) = stack::measure(|| T::from_bytes(black_box(host)));
     c.eq(
         format_args!("{} decodes from flash", name),

@@ -136,6 +136,31 @@ fn call_header_with_every_field() {
 }
 
 #[test]
+fn a_buffer_too_small_for_the_frame_names_the_size_needed() {
+    let payload = "Alice";
+    for cursor in [None, Some(7u64)] {
+        let total = frame_len(payload.encoded_size(), cursor.is_some());
+        // Short of the header, of the payload, and (with a cursor) of the cursor alone.
+        for len in [0, HEADER_SIZE - 1, HEADER_SIZE + 3, total - 1] {
+            let mut out = std::vec![0u8; len];
+            let err =
+                encode_frame(&mut out, FrameFlags::END_STREAM, 3, &payload, cursor).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::BufferTooSmall, "{len} bytes");
+            assert_eq!(err.needed(), Some(total), "{len} bytes, cursor {cursor:?}");
+        }
+        let mut out = std::vec![0u8; total];
+        assert_eq!(
+            encode_frame(&mut out, FrameFlags::END_STREAM, 3, &payload, cursor),
+            Ok(total)
+        );
+        let (frame, used) = parse_frame(&out, 1024).unwrap();
+        assert_eq!(used, total);
+        assert_eq!(frame.cursor, cursor);
+        assert_eq!(frame.decode::<&str>(), Ok("Alice"));
+    }
+}
+
+#[test]
 fn reserved_flag_bits_are_ignored_and_never_sent() {
     let mut wire = frame_bytes(FrameFlags::END_STREAM, 1, "x", None);
     wire[4] |= 0xE0;
