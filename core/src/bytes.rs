@@ -24,6 +24,13 @@ impl Encode for str {
         sink.write(self.as_bytes())?;
         sink.write(&[0])
     }
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        let [a, b, c, d] = crate::writer::length_prefix(self.len())?;
+        sink.write(&[tag, a, b, c, d])?;
+        sink.write(self.as_bytes())?;
+        sink.write(&[0])
+    }
 }
 
 impl<'a> Decode<'a> for &'a str {

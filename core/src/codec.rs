@@ -247,6 +247,16 @@ pub trait Encode: WireSize {
         Ok(sink.written())
     }
 
+    /// Writes a message field: `tag`, then the value ([`Sink::write_field`] calls this).
+    /// Scalars and strings override it to write the tag together with their bytes or their
+    /// length prefix, one write (one bounds check) fewer per field.
+    #[doc(hidden)]
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        sink.write(&[tag])?;
+        self.encode(sink)
+    }
+
     /// Writes a run of values back to back. Scalars override this to write their bytes in
     /// one piece; everything else loops.
     #[doc(hidden)]
@@ -283,6 +293,10 @@ impl<T: Encode + ?Sized> Encode for &T {
     #[inline]
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         (**self).encode(sink)
+    }
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        (**self).encode_field(tag, sink)
     }
 }
 

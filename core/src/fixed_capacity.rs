@@ -29,6 +29,10 @@ impl<const N: usize> Encode for String<N> {
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         self.as_str().encode(sink)
     }
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        self.as_str().encode_field(tag, sink)
+    }
 }
 
 impl<T, const N: usize> WireSize for Vec<T, N> {

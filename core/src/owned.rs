@@ -32,6 +32,10 @@ impl Encode for String {
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         self.as_str().encode(sink)
     }
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        self.as_str().encode_field(tag, sink)
+    }
 }
 
 impl<T> WireSize for Vec<T> {
@@ -104,6 +108,10 @@ impl<T: Encode> Encode for Box<T> {
     #[inline]
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         (**self).encode(sink)
+    }
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        (**self).encode_field(tag, sink)
     }
 }
 

@@ -79,6 +79,12 @@ macro_rules! scalar {
                 sink.write(&self.to_le_bytes())
             }
             #[inline]
+            fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+                let mut field = [tag; 1 + $n];
+                field[1..].copy_from_slice(&self.to_le_bytes());
+                sink.write(&field)
+            }
+            #[inline]
             fn encode_many<S: Sink>(items: &[Self], sink: &mut S) -> Result<(), S::Error> {
                 #[cfg(target_endian = "little")]
                 {
@@ -144,6 +150,10 @@ impl Encode for bool {
     #[inline]
     fn encode<S: Sink>(&self, sink: &mut S) -> Result<(), S::Error> {
         sink.write(&[u8::from(*self)])
+    }
+    #[inline]
+    fn encode_field<S: Sink>(&self, tag: u8, sink: &mut S) -> Result<(), S::Error> {
+        sink.write(&[tag, u8::from(*self)])
     }
 }
 

@@ -51,8 +51,16 @@ pub trait Sink {
     where
         Self: Sized,
     {
-        self.write(&[tag])?;
-        value.encode(self)
+        value.encode_field(tag, self)
+    }
+}
+
+/// The bytes of a `u32` length or count prefix; [`ErrorKind::TooLarge`] over `u32::MAX`.
+#[inline]
+pub(crate) fn length_prefix(len: usize) -> Result<[u8; 4], Error> {
+    match u32::try_from(len) {
+        Ok(n) => Ok(n.to_le_bytes()),
+        Err(_) => Err(Error::new(ErrorKind::TooLarge, 0).with_detail(len as u64)),
     }
 }
 
