@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use bebop_runtime::rpc::{
     CALL_HEADER_PREFIX, CURSOR_SIZE, CallHeader, Encoded, FrameFlags, FrameHeader, HEADER_SIZE,
-    TrailingMetadata, encode_frame, frame_len,
+    TrailingMetadata, append_frame,
 };
 use bebop_runtime::{Decode, Encode, Map, system_time_to_timestamp, timestamp_to_system_time};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -90,15 +90,10 @@ pub(crate) fn push_frame<T: Encode + ?Sized>(
     payload: &T,
     cursor: Option<u64>,
 ) -> Result<(), Status> {
-    let len = frame_len(payload.encoded_size(), cursor.is_some());
-    let start = out.len();
-    out.resize(start + len, 0);
-    match encode_frame(&mut out[start..], flags, stream_id, payload, cursor) {
+    // One pass over the payload (`append_frame` leaves `out` as it was on an error).
+    match append_frame(out, flags, stream_id, payload, cursor) {
         Ok(_) => Ok(()),
-        Err(e) => {
-            out.truncate(start);
-            Err(Status::internal(format!("encoding a frame failed: {e}")))
-        }
+        Err(e) => Err(Status::internal(format!("encoding a frame failed: {e}"))),
     }
 }
 

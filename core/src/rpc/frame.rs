@@ -302,6 +302,55 @@ pub fn encode_frame<T: Encode + ?Sized>(
     Ok(total)
 }
 
+/// Appends a frame carrying `payload` to `out` and returns its length: [`encode_frame`] for
+/// a growing buffer.
+///
+/// The payload is encoded in one pass, appended after a placeholder header that is filled in
+/// afterwards; nothing sizes it first. On an error (a payload over 4 GiB), `out` is left as
+/// it was.
+///
+/// ```
+/// use bebop_core::rpc::{append_frame, parse_frame, FrameFlags};
+///
+/// let mut out = vec![0xEE];
+/// let n = append_frame(&mut out, FrameFlags::END_STREAM, 0, &"Alice", Some(7))?;
+/// assert_eq!(n, out.len() - 1);
+/// let (frame, used) = parse_frame(&out[1..], 1024).unwrap();
+/// assert_eq!((used, frame.cursor), (n, Some(7)));
+/// assert_eq!(frame.decode::<&str>()?, "Alice");
+/// # Ok::<(), bebop_core::Error>(())
+/// ```
+#[cfg(feature = "alloc")]
+pub fn append_frame<T: Encode + ?Sized>(
+    out: &mut alloc::vec::Vec<u8>,
+    flags: FrameFlags,
+    stream_id: u32,
+    payload: &T,
+    cursor: Option<u64>,
+) -> Result<usize, Error> {
+    let start = out.len();
+    out.extend_from_slice(&[0; HEADER_SIZE]);
+    let (size, length) = payload
+        .encode(out)
+        .and_then(|()| {
+            let size = out.len() - start - HEADER_SIZE;
+            u32::try_from(size)
+                .map(|length| (size, length))
+                .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))
+        })
+        .inspect_err(|_| out.truncate(start))?;
+    let header = FrameHeader {
+        length,
+        flags: with_cursor_flag(flags, cursor.is_some()),
+        stream_id,
+    };
+    out[start..start + HEADER_SIZE].copy_from_slice(&header.to_wire());
+    if let Some(c) = cursor {
+        out.extend_from_slice(&c.to_le_bytes());
+    }
+    Ok(frame_len(size, cursor.is_some()))
+}
+
 /// Writes a frame carrying `payload` to an `embedded_io::Write`, without an intermediate
 /// buffer (the payload's size is computed first). Returns the bytes written.
 #[cfg(feature = "embedded-io")]

@@ -41,6 +41,8 @@ pub use server::{
     method_type,
 };
 
+#[cfg(feature = "alloc")]
+pub use frame::append_frame;
 #[cfg(feature = "embedded-io")]
 pub use frame::write_frame;
 pub use frame::{

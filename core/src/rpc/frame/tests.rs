@@ -379,6 +379,34 @@ proptest! {
         prop_assert!(decoder.is_idle());
     }
 
+    /// `append_frame` appends exactly what `encode_frame` writes into a slice, for any flags,
+    /// payload (a message too, whose length is patched in) and cursor.
+    #[test]
+    fn appending_a_frame_gives_the_bytes_of_encoding_it(
+        (flags, stream, payload, cursor) in arb_frame(),
+        text in "\\PC{0,20}",
+        before in prop::collection::vec(any::<u8>(), 0..5),
+    ) {
+        let flags = FrameFlags::from_bits_retain(flags);
+        let message = RpcError { code: Some(StatusCode::Internal), detail: Some(&text), metadata: None };
+        type Append<'f> = &'f dyn Fn(&mut Vec<u8>) -> Result<usize, Error>;
+        let cases: [Append<'_>; 2] = [
+            &|out| append_frame(out, flags, stream, &Encoded(&payload), cursor),
+            &|out| append_frame(out, flags, stream, &message, cursor),
+        ];
+        let wants = [
+            frame_bytes(flags, stream, &Encoded(&payload), cursor),
+            frame_bytes(flags, stream, &message, cursor),
+        ];
+        for (append, want) in cases.iter().zip(wants) {
+            let mut out = before.clone();
+            let n = append(&mut out).unwrap();
+            prop_assert_eq!(n, want.len());
+            prop_assert_eq!(&out[..before.len()], &before[..]);
+            prop_assert_eq!(&out[before.len()..], &want[..]);
+        }
+    }
+
     /// Any bytes at all, in any chunks: no panic, and a frame or error now and then.
     #[test]
     fn hostile_streams_never_panic(
