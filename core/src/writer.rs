@@ -37,6 +37,8 @@ pub trait Sink {
     /// Writes a length or count prefix, failing with [`ErrorKind::TooLarge`] over `u32::MAX`.
     #[inline]
     fn write_len(&mut self, len: usize) -> Result<(), Self::Error> {
+        // Not through `length_prefix`: that form kept PersonSmall's whole encode from being
+        // inlined into its caller (27% more instructions, D52).
         match u32::try_from(len) {
             Ok(n) => self.write(&n.to_le_bytes()),
             Err(_) => Err(Error::new(ErrorKind::TooLarge, 0)
