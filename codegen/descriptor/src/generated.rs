@@ -3687,9 +3687,12 @@ pub mod bebop {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_runtime::Encode::encode(&self.major, sink)?;
-            ::bebop_runtime::Encode::encode(&self.minor, sink)?;
-            ::bebop_runtime::Encode::encode(&self.patch, sink)?;
+            let mut run = [0u8; 12];
+            let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+            ::bebop_runtime::Encode::encode(&self.major, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.minor, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.patch, &mut w)?;
+            sink.write(&run)?;
             ::bebop_runtime::Encode::encode(&self.suffix, sink)
         }
     }
@@ -7775,9 +7778,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_runtime::Encode::encode(&self.major, sink)?;
-                ::bebop_runtime::Encode::encode(&self.minor, sink)?;
-                ::bebop_runtime::Encode::encode(&self.patch, sink)?;
+                let mut run = [0u8; 12];
+                let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+                ::bebop_runtime::Encode::encode(&self.major, &mut w)?;
+                ::bebop_runtime::Encode::encode(&self.minor, &mut w)?;
+                ::bebop_runtime::Encode::encode(&self.patch, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_runtime::Encode::encode(&self.suffix, sink)
             }
         }

@@ -540,9 +540,12 @@ pub mod bebop {
 
         #[inline]
         fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-            crate::Encode::encode(&self.length, sink)?;
-            crate::Encode::encode(&self.flags, sink)?;
-            crate::Encode::encode(&self.stream_id, sink)
+            let mut run = [0u8; 9];
+            let mut w = crate::SliceWriter::new(&mut run);
+            crate::Encode::encode(&self.length, &mut w)?;
+            crate::Encode::encode(&self.flags, &mut w)?;
+            crate::Encode::encode(&self.stream_id, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -1139,8 +1142,11 @@ pub mod bebop {
 
         #[inline]
         fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-            crate::Encode::encode(&self.call_id, sink)?;
-            crate::Encode::encode(&self.method_id, sink)?;
+            let mut run = [0u8; 8];
+            let mut w = crate::SliceWriter::new(&mut run);
+            crate::Encode::encode(&self.call_id, &mut w)?;
+            crate::Encode::encode(&self.method_id, &mut w)?;
+            sink.write(&run)?;
             crate::Encode::encode(&self.payload, sink)?;
             crate::Encode::encode(&self.input_from, sink)
         }

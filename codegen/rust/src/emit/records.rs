@@ -606,22 +606,65 @@ impl Emitter<'_, '_> {
         });
         let sink = if fields.is_empty() { "_sink" } else { "sink" };
         self.open_encode_fn(code, sink);
-        match fields.split_last() {
-            None => code.line(format_args!("{OK}(())")),
-            Some((last, init)) => {
-                for f in init {
+        // A fixed-size struct is one write, and so is each run of two or more fixed-size
+        // scalar fields of a variable-size one: the fields go into a local array first, through
+        // a slice writer whose checks the compiler proves true (D53).
+        let runs: Vec<(usize, usize)> = match d.fixed_size {
+            Some(_) if fields.len() > 1 => vec![(0, fields.len())],
+            Some(_) => Vec::new(),
+            None => self
+                .fixed_runs(None, fields)
+                .into_iter()
+                .map(|(start, sizes)| (start, sizes.len()))
+                .collect(),
+        };
+        let mut i = 0;
+        while i < fields.len() {
+            let last = i + 1 == fields.len();
+            if let Some(&(_, count)) = runs.iter().find(|(start, _)| *start == i) {
+                let group = &fields[i..i + count];
+                let size: usize = group
+                    .iter()
+                    .filter_map(|f| fixed_size(self.model, &f.ty))
+                    .sum();
+                let whole = d.fixed_size.is_some();
+                let len = d.fixed_size.unwrap_or(size);
+                code.line(format_args!("let mut run = [0u8; {len}];"));
+                code.line(format_args!(
+                    "let mut w = {rt}::SliceWriter::new(&mut run);"
+                ));
+                for f in group {
                     code.line(format_args!(
-                        "{rt}::Encode::encode(&self.{}, sink)?;",
+                        "{rt}::Encode::encode(&self.{}, &mut w)?;",
                         ident_text(&f.name)
                     ));
                 }
+                i += if whole { fields.len() } else { count };
+                if i == fields.len() {
+                    code.line("sink.write(&run)");
+                } else {
+                    code.line("sink.write(&run)?;");
+                }
+                continue;
+            }
+            let f = &fields[i];
+            if last {
                 code.call(
                     "",
                     &format!("{rt}::Encode::encode"),
-                    &[&format!("&self.{}", ident_text(&last.name)), "sink"],
+                    &[&format!("&self.{}", ident_text(&f.name)), "sink"],
                     "",
                 );
+            } else {
+                code.line(format_args!(
+                    "{rt}::Encode::encode(&self.{}, sink)?;",
+                    ident_text(&f.name)
+                ));
             }
+            i += 1;
+        }
+        if fields.is_empty() {
+            code.line(format_args!("{OK}(())"));
         }
         code.close();
         code.close();

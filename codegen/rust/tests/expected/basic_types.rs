@@ -134,15 +134,18 @@ impl ::bebop_core::Encode for BasicTypes<'_> {
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
         ::bebop_core::Encode::encode(&self.a_bool, sink)?;
-        ::bebop_core::Encode::encode(&self.a_byte, sink)?;
-        ::bebop_core::Encode::encode(&self.a_int16, sink)?;
-        ::bebop_core::Encode::encode(&self.a_uint16, sink)?;
-        ::bebop_core::Encode::encode(&self.a_int32, sink)?;
-        ::bebop_core::Encode::encode(&self.a_uint32, sink)?;
-        ::bebop_core::Encode::encode(&self.a_int64, sink)?;
-        ::bebop_core::Encode::encode(&self.a_uint64, sink)?;
-        ::bebop_core::Encode::encode(&self.a_float32, sink)?;
-        ::bebop_core::Encode::encode(&self.a_float64, sink)?;
+        let mut run = [0u8; 41];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.a_byte, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_int16, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_uint16, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_int32, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_uint32, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_int64, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_uint64, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_float32, &mut w)?;
+        ::bebop_core::Encode::encode(&self.a_float64, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.a_string, sink)?;
         ::bebop_core::Encode::encode(&self.a_uuid, sink)?;
         ::bebop_core::Encode::encode(&self.a_timestamp, sink)?;
@@ -293,15 +296,18 @@ pub mod owned {
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
             ::bebop_core::Encode::encode(&self.a_bool, sink)?;
-            ::bebop_core::Encode::encode(&self.a_byte, sink)?;
-            ::bebop_core::Encode::encode(&self.a_int16, sink)?;
-            ::bebop_core::Encode::encode(&self.a_uint16, sink)?;
-            ::bebop_core::Encode::encode(&self.a_int32, sink)?;
-            ::bebop_core::Encode::encode(&self.a_uint32, sink)?;
-            ::bebop_core::Encode::encode(&self.a_int64, sink)?;
-            ::bebop_core::Encode::encode(&self.a_uint64, sink)?;
-            ::bebop_core::Encode::encode(&self.a_float32, sink)?;
-            ::bebop_core::Encode::encode(&self.a_float64, sink)?;
+            let mut run = [0u8; 41];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.a_byte, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_int16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_uint16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_int32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_uint32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_int64, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_uint64, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_float32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a_float64, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.a_string, sink)?;
             ::bebop_core::Encode::encode(&self.a_uuid, sink)?;
             ::bebop_core::Encode::encode(&self.a_timestamp, sink)?;

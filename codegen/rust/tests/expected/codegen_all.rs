@@ -1592,21 +1592,24 @@ pub mod codegen {
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
                 ::bebop_core::Encode::encode(&self.f_bool, sink)?;
-                ::bebop_core::Encode::encode(&self.f_byte, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int8, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint8, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int16, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint16, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int32, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint32, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int64, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint64, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int128, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint128, sink)?;
-                ::bebop_core::Encode::encode(&self.f_float16, sink)?;
-                ::bebop_core::Encode::encode(&self.f_bfloat16, sink)?;
-                ::bebop_core::Encode::encode(&self.f_float32, sink)?;
-                ::bebop_core::Encode::encode(&self.f_float64, sink)?;
+                let mut run = [0u8; 79];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.f_byte, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int8, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint8, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int64, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint64, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int128, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint128, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_float16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_bfloat16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_float32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_float64, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.f_string, sink)?;
                 ::bebop_core::Encode::encode(&self.f_uuid, sink)?;
                 ::bebop_core::Encode::encode(&self.f_timestamp, sink)?;
@@ -2030,11 +2033,14 @@ pub mod codegen {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.e_byte, sink)?;
-                ::bebop_core::Encode::encode(&self.e_int32, sink)?;
-                ::bebop_core::Encode::encode(&self.e_uint64, sink)?;
-                ::bebop_core::Encode::encode(&self.perms, sink)?;
-                ::bebop_core::Encode::encode(&self.flags, sink)
+                let mut run = [0u8; 18];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.e_byte, &mut w)?;
+                ::bebop_core::Encode::encode(&self.e_int32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.e_uint64, &mut w)?;
+                ::bebop_core::Encode::encode(&self.perms, &mut w)?;
+                ::bebop_core::Encode::encode(&self.flags, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -2725,9 +2731,12 @@ pub mod codegen {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.triangle, sink)?;
-                ::bebop_core::Encode::encode(&self.corners, sink)?;
-                ::bebop_core::Encode::encode(&self.statuses, sink)
+                let mut run = [0u8; 41];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.triangle, &mut w)?;
+                ::bebop_core::Encode::encode(&self.corners, &mut w)?;
+                ::bebop_core::Encode::encode(&self.statuses, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -2809,9 +2818,12 @@ pub mod codegen {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.matrix, sink)?;
-                ::bebop_core::Encode::encode(&self.tensor, sink)?;
-                ::bebop_core::Encode::encode(&self.cube, sink)
+                let mut run = [0u8; 184];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.matrix, &mut w)?;
+                ::bebop_core::Encode::encode(&self.tensor, &mut w)?;
+                ::bebop_core::Encode::encode(&self.cube, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -5536,8 +5548,11 @@ pub mod codegen {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.point, sink)?;
-                ::bebop_core::Encode::encode(&self.status, sink)
+                let mut run = [0u8; 12];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.point, &mut w)?;
+                ::bebop_core::Encode::encode(&self.status, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -6533,8 +6548,11 @@ pub mod codegen {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.radius, sink)?;
-                    ::bebop_core::Encode::encode(&self.center, sink)
+                    let mut run = [0u8; 12];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.radius, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.center, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -6602,9 +6620,12 @@ pub mod codegen {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.width, sink)?;
-                    ::bebop_core::Encode::encode(&self.height, sink)?;
-                    ::bebop_core::Encode::encode(&self.top_left, sink)
+                    let mut run = [0u8; 16];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.width, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.height, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.top_left, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -6673,9 +6694,12 @@ pub mod codegen {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.a, sink)?;
-                    ::bebop_core::Encode::encode(&self.b, sink)?;
-                    ::bebop_core::Encode::encode(&self.c, sink)
+                    let mut run = [0u8; 24];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.a, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.b, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.c, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -7143,8 +7167,11 @@ pub mod codegen {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.flag, sink)?;
-                    ::bebop_core::Encode::encode(&self.amount, sink)
+                    let mut run = [0u8; 9];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.flag, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.amount, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -7596,8 +7623,11 @@ pub mod codegen {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.hash, sink)?;
-                    ::bebop_core::Encode::encode(&self.quad, sink)
+                    let mut run = [0u8; 32];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.hash, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.quad, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -7727,8 +7757,11 @@ pub mod codegen {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.x, sink)?;
-                    ::bebop_core::Encode::encode(&self.y, sink)
+                    let mut run = [0u8; 8];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.x, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.y, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -8442,8 +8475,11 @@ pub mod base {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.x, sink)?;
-            ::bebop_core::Encode::encode(&self.y, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.y, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -8507,9 +8543,12 @@ pub mod base {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.r, sink)?;
-            ::bebop_core::Encode::encode(&self.g, sink)?;
-            ::bebop_core::Encode::encode(&self.b, sink)
+            let mut run = [0u8; 3];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.r, &mut w)?;
+            ::bebop_core::Encode::encode(&self.g, &mut w)?;
+            ::bebop_core::Encode::encode(&self.b, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -9104,21 +9143,24 @@ pub mod owned {
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
                     ::bebop_core::Encode::encode(&self.f_bool, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_byte, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_int8, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_uint8, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_int16, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_uint16, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_int32, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_uint32, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_int64, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_uint64, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_int128, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_uint128, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_float16, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_bfloat16, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_float32, sink)?;
-                    ::bebop_core::Encode::encode(&self.f_float64, sink)?;
+                    let mut run = [0u8; 79];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.f_byte, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_int8, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_uint8, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_int16, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_uint16, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_int32, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_uint32, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_int64, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_uint64, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_int128, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_uint128, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_float16, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_bfloat16, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_float32, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.f_float64, &mut w)?;
+                    sink.write(&run)?;
                     ::bebop_core::Encode::encode(&self.f_string, sink)?;
                     ::bebop_core::Encode::encode(&self.f_uuid, sink)?;
                     ::bebop_core::Encode::encode(&self.f_timestamp, sink)?;
@@ -10295,9 +10337,12 @@ pub mod owned {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.triangle, sink)?;
-                    ::bebop_core::Encode::encode(&self.corners, sink)?;
-                    ::bebop_core::Encode::encode(&self.statuses, sink)
+                    let mut run = [0u8; 41];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.triangle, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.corners, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.statuses, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -10421,9 +10466,12 @@ pub mod owned {
                     &self,
                     sink: &mut S,
                 ) -> ::core::result::Result<(), S::Error> {
-                    ::bebop_core::Encode::encode(&self.matrix, sink)?;
-                    ::bebop_core::Encode::encode(&self.tensor, sink)?;
-                    ::bebop_core::Encode::encode(&self.cube, sink)
+                    let mut run = [0u8; 184];
+                    let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                    ::bebop_core::Encode::encode(&self.matrix, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.tensor, &mut w)?;
+                    ::bebop_core::Encode::encode(&self.cube, &mut w)?;
+                    sink.write(&run)
                 }
             }
 
@@ -15532,8 +15580,11 @@ pub mod owned {
                         &self,
                         sink: &mut S,
                     ) -> ::core::result::Result<(), S::Error> {
-                        ::bebop_core::Encode::encode(&self.hash, sink)?;
-                        ::bebop_core::Encode::encode(&self.quad, sink)
+                        let mut run = [0u8; 32];
+                        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                        ::bebop_core::Encode::encode(&self.hash, &mut w)?;
+                        ::bebop_core::Encode::encode(&self.quad, &mut w)?;
+                        sink.write(&run)
                     }
                 }
 

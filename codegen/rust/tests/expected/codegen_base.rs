@@ -69,8 +69,11 @@ pub mod base {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.x, sink)?;
-            ::bebop_core::Encode::encode(&self.y, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.y, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -134,9 +137,12 @@ pub mod base {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.r, sink)?;
-            ::bebop_core::Encode::encode(&self.g, sink)?;
-            ::bebop_core::Encode::encode(&self.b, sink)
+            let mut run = [0u8; 3];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.r, &mut w)?;
+            ::bebop_core::Encode::encode(&self.g, &mut w)?;
+            ::bebop_core::Encode::encode(&self.b, &mut w)?;
+            sink.write(&run)
         }
     }
 

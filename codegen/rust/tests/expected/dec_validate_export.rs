@@ -87,9 +87,12 @@ impl ::bebop_core::Encode for Product<'_> {
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
         ::bebop_core::Encode::encode(&self.id, sink)?;
         ::bebop_core::Encode::encode(&self.name, sink)?;
-        ::bebop_core::Encode::encode(&self.price, sink)?;
-        ::bebop_core::Encode::encode(&self.quantity, sink)?;
-        ::bebop_core::Encode::encode(&self.total, sink)
+        let mut run = [0u8; 16];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.price, &mut w)?;
+        ::bebop_core::Encode::encode(&self.quantity, &mut w)?;
+        ::bebop_core::Encode::encode(&self.total, &mut w)?;
+        sink.write(&run)
     }
 }
 
@@ -180,9 +183,12 @@ pub mod owned {
         ) -> ::core::result::Result<(), S::Error> {
             ::bebop_core::Encode::encode(&self.id, sink)?;
             ::bebop_core::Encode::encode(&self.name, sink)?;
-            ::bebop_core::Encode::encode(&self.price, sink)?;
-            ::bebop_core::Encode::encode(&self.quantity, sink)?;
-            ::bebop_core::Encode::encode(&self.total, sink)
+            let mut run = [0u8; 16];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.price, &mut w)?;
+            ::bebop_core::Encode::encode(&self.quantity, &mut w)?;
+            ::bebop_core::Encode::encode(&self.total, &mut w)?;
+            sink.write(&run)
         }
     }
 

@@ -202,8 +202,11 @@ impl ::bebop_core::Encode for SmallAndHuge {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.small, sink)?;
-        ::bebop_core::Encode::encode(&self.huge, sink)
+        let mut run = [0u8; 9];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.small, &mut w)?;
+        ::bebop_core::Encode::encode(&self.huge, &mut w)?;
+        sink.write(&run)
     }
 }
 

@@ -273,9 +273,12 @@ impl ::bebop_core::Encode for NestedFixedArrays<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.matrix, sink)?;
-        ::bebop_core::Encode::encode(&self.tensor, sink)?;
-        ::bebop_core::Encode::encode(&self.cube, sink)
+        let mut run = [0u8; 184];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.matrix, &mut w)?;
+        ::bebop_core::Encode::encode(&self.tensor, &mut w)?;
+        ::bebop_core::Encode::encode(&self.cube, &mut w)?;
+        sink.write(&run)
     }
 }
 
@@ -721,8 +724,11 @@ impl ::bebop_core::Encode for MutableFixedArrays<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.data, sink)?;
-        ::bebop_core::Encode::encode(&self.buffer, sink)
+        let mut run = [0u8; 296];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.data, &mut w)?;
+        ::bebop_core::Encode::encode(&self.buffer, &mut w)?;
+        sink.write(&run)
     }
 }
 
@@ -1116,9 +1122,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.matrix, sink)?;
-            ::bebop_core::Encode::encode(&self.tensor, sink)?;
-            ::bebop_core::Encode::encode(&self.cube, sink)
+            let mut run = [0u8; 184];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.matrix, &mut w)?;
+            ::bebop_core::Encode::encode(&self.tensor, &mut w)?;
+            ::bebop_core::Encode::encode(&self.cube, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -1746,8 +1755,11 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.data, sink)?;
-            ::bebop_core::Encode::encode(&self.buffer, sink)
+            let mut run = [0u8; 296];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.data, &mut w)?;
+            ::bebop_core::Encode::encode(&self.buffer, &mut w)?;
+            sink.write(&run)
         }
     }
 

@@ -429,9 +429,12 @@ impl ::bebop_core::Encode for VideoData<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.time, sink)?;
-        ::bebop_core::Encode::encode(&self.width, sink)?;
-        ::bebop_core::Encode::encode(&self.height, sink)?;
+        let mut run = [0u8; 16];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.time, &mut w)?;
+        ::bebop_core::Encode::encode(&self.width, &mut w)?;
+        ::bebop_core::Encode::encode(&self.height, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.fragment, sink)
     }
 }
@@ -1585,9 +1588,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.time, sink)?;
-            ::bebop_core::Encode::encode(&self.width, sink)?;
-            ::bebop_core::Encode::encode(&self.height, sink)?;
+            let mut run = [0u8; 16];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.time, &mut w)?;
+            ::bebop_core::Encode::encode(&self.width, &mut w)?;
+            ::bebop_core::Encode::encode(&self.height, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.fragment, sink)
         }
     }

@@ -158,8 +158,11 @@ impl ::bebop_core::Encode for S {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.x, sink)?;
-        ::bebop_core::Encode::encode(&self.y, sink)
+        let mut run = [0u8; 8];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.x, &mut w)?;
+        ::bebop_core::Encode::encode(&self.y, &mut w)?;
+        sink.write(&run)
     }
 }
 

@@ -184,19 +184,25 @@ impl ::bebop_core::Encode for MsgpackComparison<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.ant0, sink)?;
-        ::bebop_core::Encode::encode(&self.ant1, sink)?;
-        ::bebop_core::Encode::encode(&self.ant1x, sink)?;
-        ::bebop_core::Encode::encode(&self.ant8, sink)?;
-        ::bebop_core::Encode::encode(&self.ant8x, sink)?;
-        ::bebop_core::Encode::encode(&self.ant16, sink)?;
-        ::bebop_core::Encode::encode(&self.ant16x, sink)?;
-        ::bebop_core::Encode::encode(&self.ant32, sink)?;
-        ::bebop_core::Encode::encode(&self.ant32x, sink)?;
+        let mut run = [0u8; 19];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.ant0, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant1, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant1x, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant8, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant8x, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant16, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant16x, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant32, &mut w)?;
+        ::bebop_core::Encode::encode(&self.ant32x, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.arue, sink)?;
         ::bebop_core::Encode::encode(&self.aalse, sink)?;
-        ::bebop_core::Encode::encode(&self.aloat, sink)?;
-        ::bebop_core::Encode::encode(&self.aloatx, sink)?;
+        let mut run = [0u8; 16];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.aloat, &mut w)?;
+        ::bebop_core::Encode::encode(&self.aloatx, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.atring0, sink)?;
         ::bebop_core::Encode::encode(&self.atring1, sink)?;
         ::bebop_core::Encode::encode(&self.atring4, sink)?;
@@ -402,19 +408,25 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.ant0, sink)?;
-            ::bebop_core::Encode::encode(&self.ant1, sink)?;
-            ::bebop_core::Encode::encode(&self.ant1x, sink)?;
-            ::bebop_core::Encode::encode(&self.ant8, sink)?;
-            ::bebop_core::Encode::encode(&self.ant8x, sink)?;
-            ::bebop_core::Encode::encode(&self.ant16, sink)?;
-            ::bebop_core::Encode::encode(&self.ant16x, sink)?;
-            ::bebop_core::Encode::encode(&self.ant32, sink)?;
-            ::bebop_core::Encode::encode(&self.ant32x, sink)?;
+            let mut run = [0u8; 19];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.ant0, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant1, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant1x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant8, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant8x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant16x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.ant32x, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.arue, sink)?;
             ::bebop_core::Encode::encode(&self.aalse, sink)?;
-            ::bebop_core::Encode::encode(&self.aloat, sink)?;
-            ::bebop_core::Encode::encode(&self.aloatx, sink)?;
+            let mut run = [0u8; 16];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.aloat, &mut w)?;
+            ::bebop_core::Encode::encode(&self.aloatx, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.atring0, sink)?;
             ::bebop_core::Encode::encode(&self.atring1, sink)?;
             ::bebop_core::Encode::encode(&self.atring4, sink)?;

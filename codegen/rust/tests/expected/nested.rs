@@ -308,9 +308,12 @@ impl ::bebop_core::Encode for UsesNested {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.point, sink)?;
-        ::bebop_core::Encode::encode(&self.status, sink)?;
-        ::bebop_core::Encode::encode(&self.result_status, sink)
+        let mut run = [0u8; 16];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.point, &mut w)?;
+        ::bebop_core::Encode::encode(&self.status, &mut w)?;
+        ::bebop_core::Encode::encode(&self.result_status, &mut w)?;
+        sink.write(&run)
     }
 }
 
@@ -489,8 +492,11 @@ pub mod container {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.x, sink)?;
-            ::bebop_core::Encode::encode(&self.y, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.y, &mut w)?;
+            sink.write(&run)
         }
     }
 

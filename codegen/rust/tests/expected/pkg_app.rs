@@ -134,8 +134,11 @@ pub mod app {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.latitude, sink)?;
-            ::bebop_core::Encode::encode(&self.longitude, sink)
+            let mut run = [0u8; 16];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.latitude, &mut w)?;
+            ::bebop_core::Encode::encode(&self.longitude, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -200,8 +203,11 @@ pub mod app {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.coords, sink)?;
-            ::bebop_core::Encode::encode(&self.screen, sink)
+            let mut run = [0u8; 24];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.coords, &mut w)?;
+            ::bebop_core::Encode::encode(&self.screen, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -392,8 +398,11 @@ pub mod types {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.x, sink)?;
-            ::bebop_core::Encode::encode(&self.y, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.y, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -452,8 +461,11 @@ pub mod types {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.width, sink)?;
-            ::bebop_core::Encode::encode(&self.height, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.width, &mut w)?;
+            ::bebop_core::Encode::encode(&self.height, &mut w)?;
+            sink.write(&run)
         }
     }
 

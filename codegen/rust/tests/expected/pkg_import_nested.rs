@@ -122,8 +122,11 @@ pub mod graphics {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.min, sink)?;
-            ::bebop_core::Encode::encode(&self.max, sink)
+            let mut run = [0u8; 16];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.min, &mut w)?;
+            ::bebop_core::Encode::encode(&self.max, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -294,8 +297,11 @@ pub mod shapes {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.x, sink)?;
-                ::bebop_core::Encode::encode(&self.y, sink)
+                let mut run = [0u8; 8];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.x, &mut w)?;
+                ::bebop_core::Encode::encode(&self.y, &mut w)?;
+                sink.write(&run)
             }
         }
 

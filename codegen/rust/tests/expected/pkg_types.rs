@@ -67,8 +67,11 @@ pub mod types {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.x, sink)?;
-            ::bebop_core::Encode::encode(&self.y, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.y, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -127,8 +130,11 @@ pub mod types {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.width, sink)?;
-            ::bebop_core::Encode::encode(&self.height, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.width, &mut w)?;
+            ::bebop_core::Encode::encode(&self.height, &mut w)?;
+            sink.write(&run)
         }
     }
 

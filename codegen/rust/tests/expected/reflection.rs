@@ -69,8 +69,11 @@ pub mod reflection {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.x, sink)?;
-            ::bebop_core::Encode::encode(&self.y, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.x, &mut w)?;
+            ::bebop_core::Encode::encode(&self.y, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -137,10 +140,13 @@ pub mod reflection {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.r, sink)?;
-            ::bebop_core::Encode::encode(&self.g, sink)?;
-            ::bebop_core::Encode::encode(&self.b, sink)?;
-            ::bebop_core::Encode::encode(&self.a, sink)
+            let mut run = [0u8; 4];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.r, &mut w)?;
+            ::bebop_core::Encode::encode(&self.g, &mut w)?;
+            ::bebop_core::Encode::encode(&self.b, &mut w)?;
+            ::bebop_core::Encode::encode(&self.a, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -285,17 +291,20 @@ pub mod reflection {
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
             ::bebop_core::Encode::encode(&self.f_bool, sink)?;
-            ::bebop_core::Encode::encode(&self.f_byte, sink)?;
-            ::bebop_core::Encode::encode(&self.f_int8, sink)?;
-            ::bebop_core::Encode::encode(&self.f_uint8, sink)?;
-            ::bebop_core::Encode::encode(&self.f_int16, sink)?;
-            ::bebop_core::Encode::encode(&self.f_uint16, sink)?;
-            ::bebop_core::Encode::encode(&self.f_int32, sink)?;
-            ::bebop_core::Encode::encode(&self.f_uint32, sink)?;
-            ::bebop_core::Encode::encode(&self.f_int64, sink)?;
-            ::bebop_core::Encode::encode(&self.f_uint64, sink)?;
-            ::bebop_core::Encode::encode(&self.f_float32, sink)?;
-            ::bebop_core::Encode::encode(&self.f_float64, sink)?;
+            let mut run = [0u8; 43];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.f_byte, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_int8, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_uint8, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_int16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_uint16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_int32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_uint32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_int64, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_uint64, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_float32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f_float64, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.f_string, sink)?;
             ::bebop_core::Encode::encode(&self.f_uuid, sink)
         }
@@ -580,8 +589,11 @@ pub mod reflection {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.coords, sink)?;
-            ::bebop_core::Encode::encode(&self.bytes, sink)
+            let mut run = [0u8; 28];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.coords, &mut w)?;
+            ::bebop_core::Encode::encode(&self.bytes, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -1024,8 +1036,11 @@ pub mod reflection {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.id, sink)?;
-            ::bebop_core::Encode::encode(&self.timestamp, sink)?;
+            let mut run = [0u8; 24];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.id, &mut w)?;
+            ::bebop_core::Encode::encode(&self.timestamp, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.payload, sink)
         }
     }
@@ -1230,8 +1245,11 @@ pub mod reflection {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.radius, sink)?;
-                ::bebop_core::Encode::encode(&self.center, sink)
+                let mut run = [0u8; 12];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.radius, &mut w)?;
+                ::bebop_core::Encode::encode(&self.center, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -1299,9 +1317,12 @@ pub mod reflection {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.width, sink)?;
-                ::bebop_core::Encode::encode(&self.height, sink)?;
-                ::bebop_core::Encode::encode(&self.origin, sink)
+                let mut run = [0u8; 16];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.width, &mut w)?;
+                ::bebop_core::Encode::encode(&self.height, &mut w)?;
+                ::bebop_core::Encode::encode(&self.origin, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -1369,9 +1390,12 @@ pub mod reflection {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.a, sink)?;
-                ::bebop_core::Encode::encode(&self.b, sink)?;
-                ::bebop_core::Encode::encode(&self.c, sink)
+                let mut run = [0u8; 24];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.a, &mut w)?;
+                ::bebop_core::Encode::encode(&self.b, &mut w)?;
+                ::bebop_core::Encode::encode(&self.c, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -1672,17 +1696,20 @@ pub mod owned {
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
                 ::bebop_core::Encode::encode(&self.f_bool, sink)?;
-                ::bebop_core::Encode::encode(&self.f_byte, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int8, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint8, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int16, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint16, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int32, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint32, sink)?;
-                ::bebop_core::Encode::encode(&self.f_int64, sink)?;
-                ::bebop_core::Encode::encode(&self.f_uint64, sink)?;
-                ::bebop_core::Encode::encode(&self.f_float32, sink)?;
-                ::bebop_core::Encode::encode(&self.f_float64, sink)?;
+                let mut run = [0u8; 43];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.f_byte, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int8, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint8, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_int64, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_uint64, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_float32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f_float64, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.f_string, sink)?;
                 ::bebop_core::Encode::encode(&self.f_uuid, sink)
             }
@@ -2058,8 +2085,11 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.coords, sink)?;
-                ::bebop_core::Encode::encode(&self.bytes, sink)
+                let mut run = [0u8; 28];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.coords, &mut w)?;
+                ::bebop_core::Encode::encode(&self.bytes, &mut w)?;
+                sink.write(&run)
             }
         }
 
@@ -2523,8 +2553,11 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.id, sink)?;
-                ::bebop_core::Encode::encode(&self.timestamp, sink)?;
+                let mut run = [0u8; 24];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.id, &mut w)?;
+                ::bebop_core::Encode::encode(&self.timestamp, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.payload, sink)
             }
         }

@@ -690,8 +690,11 @@ impl ::bebop_core::Encode for UnionPerfA<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.container_opcode, sink)?;
-        ::bebop_core::Encode::encode(&self.protocol_version, sink)?;
+        let mut run = [0u8; 8];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.container_opcode, &mut w)?;
+        ::bebop_core::Encode::encode(&self.protocol_version, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.u, sink)
     }
 }
@@ -788,9 +791,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i1, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i1, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -889,9 +895,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i2, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i2, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -990,9 +999,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i3, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i3, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1091,9 +1103,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i4, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i4, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1192,9 +1207,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i5, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i5, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1293,9 +1311,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i6, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i6, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1394,9 +1415,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i7, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i7, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1495,9 +1519,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i8, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i8, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1596,9 +1623,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i9, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i9, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1697,9 +1727,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i10, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i10, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1798,9 +1831,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i11, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i11, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -1899,9 +1935,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i12, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i12, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2000,9 +2039,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i13, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i13, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2101,9 +2143,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i14, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i14, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2202,9 +2247,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i15, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i15, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2303,9 +2351,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i16, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2404,9 +2455,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i17, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i17, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2505,9 +2559,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i18, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i18, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2606,9 +2663,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i19, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i19, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2707,9 +2767,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i20, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i20, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2808,9 +2871,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i21, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i21, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -2909,9 +2975,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i22, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i22, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3010,9 +3079,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i23, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i23, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3111,9 +3183,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i24, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i24, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3212,9 +3287,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i25, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i25, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3313,9 +3391,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i26, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i26, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3414,9 +3495,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i27, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i27, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3515,9 +3599,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i28, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i28, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3616,9 +3703,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i29, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i29, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3717,9 +3807,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i30, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i30, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3818,9 +3911,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i31, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i31, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -3919,9 +4015,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i32, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4020,9 +4119,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i33, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i33, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4121,9 +4223,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i34, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i34, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4222,9 +4327,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i35, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i35, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4323,9 +4431,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i36, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i36, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4424,9 +4535,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i37, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i37, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4525,9 +4639,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i38, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i38, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4626,9 +4743,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i39, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i39, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4727,9 +4847,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i40, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i40, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4828,9 +4951,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i41, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i41, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -4929,9 +5055,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i42, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i42, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5030,9 +5159,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i43, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i43, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5131,9 +5263,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i44, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i44, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5232,9 +5367,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i45, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i45, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5333,9 +5471,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i46, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i46, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5434,9 +5575,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i47, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i47, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5535,9 +5679,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i48, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i48, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5636,9 +5783,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i49, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i49, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5737,9 +5887,12 @@ pub mod union_perf_u {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i50, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i50, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6268,8 +6421,11 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.container_opcode, sink)?;
-            ::bebop_core::Encode::encode(&self.protocol_version, sink)?;
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.container_opcode, &mut w)?;
+            ::bebop_core::Encode::encode(&self.protocol_version, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.u, sink)
         }
     }
@@ -6401,9 +6557,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i1, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i1, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -6540,9 +6699,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i2, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i2, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -6679,9 +6841,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i3, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i3, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -6818,9 +6983,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i4, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i4, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -6957,9 +7125,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i5, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i5, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7096,9 +7267,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i6, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i6, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7235,9 +7409,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i7, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i7, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7374,9 +7551,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i8, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i8, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7513,9 +7693,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i9, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i9, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7652,9 +7835,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i10, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i10, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7791,9 +7977,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i11, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i11, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -7930,9 +8119,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i12, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i12, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8069,9 +8261,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i13, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i13, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8208,9 +8403,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i14, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i14, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8347,9 +8545,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i15, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i15, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8486,9 +8687,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i16, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i16, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8625,9 +8829,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i17, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i17, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8764,9 +8971,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i18, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i18, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -8903,9 +9113,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i19, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i19, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9042,9 +9255,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i20, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i20, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9181,9 +9397,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i21, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i21, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9320,9 +9539,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i22, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i22, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9459,9 +9681,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i23, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i23, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9598,9 +9823,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i24, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i24, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9737,9 +9965,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i25, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i25, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -9876,9 +10107,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i26, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i26, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10015,9 +10249,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i27, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i27, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10154,9 +10391,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i28, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i28, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10293,9 +10533,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i29, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i29, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10432,9 +10675,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i30, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i30, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10571,9 +10817,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i31, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i31, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10710,9 +10959,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i32, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i32, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10849,9 +11101,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i33, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i33, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -10988,9 +11243,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i34, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i34, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11127,9 +11385,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i35, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i35, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11266,9 +11527,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i36, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i36, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11405,9 +11669,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i37, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i37, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11544,9 +11811,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i38, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i38, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11683,9 +11953,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i39, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i39, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11822,9 +12095,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i40, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i40, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -11961,9 +12237,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i41, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i41, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12100,9 +12379,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i42, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i42, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12239,9 +12521,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i43, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i43, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12378,9 +12663,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i44, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i44, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12517,9 +12805,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i45, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i45, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12656,9 +12947,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i46, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i46, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12795,9 +13089,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i47, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i47, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -12934,9 +13231,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i48, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i48, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -13073,9 +13373,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i49, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i49, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)
@@ -13212,9 +13515,12 @@ pub mod owned {
                 &self,
                 sink: &mut S,
             ) -> ::core::result::Result<(), S::Error> {
-                ::bebop_core::Encode::encode(&self.i50, sink)?;
-                ::bebop_core::Encode::encode(&self.u, sink)?;
-                ::bebop_core::Encode::encode(&self.f, sink)?;
+                let mut run = [0u8; 20];
+                let mut w = ::bebop_core::SliceWriter::new(&mut run);
+                ::bebop_core::Encode::encode(&self.i50, &mut w)?;
+                ::bebop_core::Encode::encode(&self.u, &mut w)?;
+                ::bebop_core::Encode::encode(&self.f, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_core::Encode::encode(&self.s, sink)?;
                 ::bebop_core::Encode::encode(&self.g, sink)?;
                 ::bebop_core::Encode::encode(&self.b, sink)

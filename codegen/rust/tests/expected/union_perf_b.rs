@@ -74,8 +74,11 @@ impl ::bebop_core::Encode for UnionPerfB<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.protocol_version, sink)?;
-        ::bebop_core::Encode::encode(&self.incoming_opcode, sink)?;
+        let mut run = [0u8; 8];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.protocol_version, &mut w)?;
+        ::bebop_core::Encode::encode(&self.incoming_opcode, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.encoded_data, sink)
     }
 }
@@ -166,9 +169,12 @@ impl ::bebop_core::Encode for B1<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i1, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i1, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -264,9 +270,12 @@ impl ::bebop_core::Encode for B2<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i2, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i2, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -362,9 +371,12 @@ impl ::bebop_core::Encode for B3<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i3, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i3, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -460,9 +472,12 @@ impl ::bebop_core::Encode for B4<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i4, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i4, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -558,9 +573,12 @@ impl ::bebop_core::Encode for B5<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i5, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i5, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -656,9 +674,12 @@ impl ::bebop_core::Encode for B6<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i6, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i6, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -754,9 +775,12 @@ impl ::bebop_core::Encode for B7<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i7, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i7, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -852,9 +876,12 @@ impl ::bebop_core::Encode for B8<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i8, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i8, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -950,9 +977,12 @@ impl ::bebop_core::Encode for B9<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i9, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i9, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1048,9 +1078,12 @@ impl ::bebop_core::Encode for B10<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i10, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i10, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1146,9 +1179,12 @@ impl ::bebop_core::Encode for B11<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i11, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i11, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1244,9 +1280,12 @@ impl ::bebop_core::Encode for B12<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i12, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i12, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1342,9 +1381,12 @@ impl ::bebop_core::Encode for B13<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i13, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i13, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1440,9 +1482,12 @@ impl ::bebop_core::Encode for B14<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i14, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i14, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1538,9 +1583,12 @@ impl ::bebop_core::Encode for B15<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i15, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i15, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1636,9 +1684,12 @@ impl ::bebop_core::Encode for B16<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i16, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i16, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1734,9 +1785,12 @@ impl ::bebop_core::Encode for B17<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i17, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i17, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1832,9 +1886,12 @@ impl ::bebop_core::Encode for B18<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i18, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i18, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -1930,9 +1987,12 @@ impl ::bebop_core::Encode for B19<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i19, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i19, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2028,9 +2088,12 @@ impl ::bebop_core::Encode for B20<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i20, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i20, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2126,9 +2189,12 @@ impl ::bebop_core::Encode for B21<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i21, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i21, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2224,9 +2290,12 @@ impl ::bebop_core::Encode for B22<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i22, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i22, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2322,9 +2391,12 @@ impl ::bebop_core::Encode for B23<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i23, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i23, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2420,9 +2492,12 @@ impl ::bebop_core::Encode for B24<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i24, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i24, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2518,9 +2593,12 @@ impl ::bebop_core::Encode for B25<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i25, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i25, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2616,9 +2694,12 @@ impl ::bebop_core::Encode for B26<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i26, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i26, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2714,9 +2795,12 @@ impl ::bebop_core::Encode for B27<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i27, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i27, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2812,9 +2896,12 @@ impl ::bebop_core::Encode for B28<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i28, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i28, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -2910,9 +2997,12 @@ impl ::bebop_core::Encode for B29<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i29, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i29, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3008,9 +3098,12 @@ impl ::bebop_core::Encode for B30<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i30, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i30, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3106,9 +3199,12 @@ impl ::bebop_core::Encode for B31<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i31, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i31, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3204,9 +3300,12 @@ impl ::bebop_core::Encode for B32<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i32, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i32, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3302,9 +3401,12 @@ impl ::bebop_core::Encode for B33<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i33, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i33, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3400,9 +3502,12 @@ impl ::bebop_core::Encode for B34<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i34, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i34, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3498,9 +3603,12 @@ impl ::bebop_core::Encode for B35<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i35, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i35, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3596,9 +3704,12 @@ impl ::bebop_core::Encode for B36<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i36, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i36, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3694,9 +3805,12 @@ impl ::bebop_core::Encode for B37<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i37, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i37, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3792,9 +3906,12 @@ impl ::bebop_core::Encode for B38<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i38, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i38, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3890,9 +4007,12 @@ impl ::bebop_core::Encode for B39<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i39, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i39, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -3988,9 +4108,12 @@ impl ::bebop_core::Encode for B40<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i40, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i40, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4086,9 +4209,12 @@ impl ::bebop_core::Encode for B41<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i41, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i41, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4184,9 +4310,12 @@ impl ::bebop_core::Encode for B42<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i42, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i42, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4282,9 +4411,12 @@ impl ::bebop_core::Encode for B43<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i43, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i43, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4380,9 +4512,12 @@ impl ::bebop_core::Encode for B44<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i44, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i44, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4478,9 +4613,12 @@ impl ::bebop_core::Encode for B45<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i45, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i45, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4576,9 +4714,12 @@ impl ::bebop_core::Encode for B46<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i46, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i46, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4674,9 +4815,12 @@ impl ::bebop_core::Encode for B47<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i47, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i47, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4772,9 +4916,12 @@ impl ::bebop_core::Encode for B48<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i48, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i48, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4870,9 +5017,12 @@ impl ::bebop_core::Encode for B49<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i49, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i49, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -4968,9 +5118,12 @@ impl ::bebop_core::Encode for B50<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.i50, sink)?;
-        ::bebop_core::Encode::encode(&self.u, sink)?;
-        ::bebop_core::Encode::encode(&self.f, sink)?;
+        let mut run = [0u8; 20];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.i50, &mut w)?;
+        ::bebop_core::Encode::encode(&self.u, &mut w)?;
+        ::bebop_core::Encode::encode(&self.f, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.s, sink)?;
         ::bebop_core::Encode::encode(&self.g, sink)?;
         ::bebop_core::Encode::encode(&self.b, sink)
@@ -5053,8 +5206,11 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.protocol_version, sink)?;
-            ::bebop_core::Encode::encode(&self.incoming_opcode, sink)?;
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.protocol_version, &mut w)?;
+            ::bebop_core::Encode::encode(&self.incoming_opcode, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.encoded_data, sink)
         }
     }
@@ -5183,9 +5339,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i1, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i1, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5322,9 +5481,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i2, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i2, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5461,9 +5623,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i3, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i3, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5600,9 +5765,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i4, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i4, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5739,9 +5907,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i5, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i5, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -5878,9 +6049,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i6, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i6, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6017,9 +6191,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i7, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i7, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6156,9 +6333,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i8, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i8, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6295,9 +6475,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i9, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i9, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6434,9 +6617,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i10, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i10, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6573,9 +6759,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i11, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i11, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6712,9 +6901,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i12, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i12, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6851,9 +7043,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i13, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i13, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -6990,9 +7185,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i14, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i14, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7129,9 +7327,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i15, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i15, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7268,9 +7469,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i16, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i16, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7407,9 +7611,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i17, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i17, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7546,9 +7753,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i18, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i18, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7685,9 +7895,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i19, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i19, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7824,9 +8037,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i20, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i20, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -7963,9 +8179,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i21, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i21, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8102,9 +8321,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i22, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i22, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8241,9 +8463,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i23, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i23, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8380,9 +8605,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i24, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i24, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8519,9 +8747,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i25, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i25, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8658,9 +8889,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i26, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i26, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8797,9 +9031,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i27, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i27, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -8936,9 +9173,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i28, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i28, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9075,9 +9315,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i29, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i29, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9214,9 +9457,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i30, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i30, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9353,9 +9599,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i31, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i31, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9492,9 +9741,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i32, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i32, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9631,9 +9883,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i33, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i33, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9770,9 +10025,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i34, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i34, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -9909,9 +10167,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i35, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i35, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10048,9 +10309,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i36, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i36, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10187,9 +10451,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i37, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i37, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10326,9 +10593,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i38, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i38, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10465,9 +10735,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i39, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i39, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10604,9 +10877,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i40, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i40, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10743,9 +11019,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i41, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i41, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -10882,9 +11161,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i42, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i42, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11021,9 +11303,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i43, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i43, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11160,9 +11445,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i44, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i44, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11299,9 +11587,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i45, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i45, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11438,9 +11729,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i46, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i46, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11577,9 +11871,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i47, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i47, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11716,9 +12013,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i48, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i48, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11855,9 +12155,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i49, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i49, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)
@@ -11994,9 +12297,12 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.i50, sink)?;
-            ::bebop_core::Encode::encode(&self.u, sink)?;
-            ::bebop_core::Encode::encode(&self.f, sink)?;
+            let mut run = [0u8; 20];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.i50, &mut w)?;
+            ::bebop_core::Encode::encode(&self.u, &mut w)?;
+            ::bebop_core::Encode::encode(&self.f, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.s, sink)?;
             ::bebop_core::Encode::encode(&self.g, sink)?;
             ::bebop_core::Encode::encode(&self.b, sink)

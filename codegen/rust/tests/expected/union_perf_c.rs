@@ -690,8 +690,11 @@ impl ::bebop_core::Encode for UnionPerfC<'_> {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.container_opcode, sink)?;
-        ::bebop_core::Encode::encode(&self.protocol_version, sink)?;
+        let mut run = [0u8; 8];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.container_opcode, &mut w)?;
+        ::bebop_core::Encode::encode(&self.protocol_version, &mut w)?;
+        sink.write(&run)?;
         ::bebop_core::Encode::encode(&self.v, sink)
     }
 }
@@ -9118,8 +9121,11 @@ pub mod owned {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.container_opcode, sink)?;
-            ::bebop_core::Encode::encode(&self.protocol_version, sink)?;
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.container_opcode, &mut w)?;
+            ::bebop_core::Encode::encode(&self.protocol_version, &mut w)?;
+            sink.write(&run)?;
             ::bebop_core::Encode::encode(&self.v, sink)
         }
     }

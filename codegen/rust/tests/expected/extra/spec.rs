@@ -61,8 +61,11 @@ impl ::bebop_core::Encode for Point {
 
     #[inline]
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
-        ::bebop_core::Encode::encode(&self.x, sink)?;
-        ::bebop_core::Encode::encode(&self.y, sink)
+        let mut run = [0u8; 8];
+        let mut w = ::bebop_core::SliceWriter::new(&mut run);
+        ::bebop_core::Encode::encode(&self.x, &mut w)?;
+        ::bebop_core::Encode::encode(&self.y, &mut w)?;
+        sink.write(&run)
     }
 }
 
@@ -1019,8 +1022,11 @@ pub mod shape {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_core::Encode::encode(&self.width, sink)?;
-            ::bebop_core::Encode::encode(&self.height, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_core::SliceWriter::new(&mut run);
+            ::bebop_core::Encode::encode(&self.width, &mut w)?;
+            ::bebop_core::Encode::encode(&self.height, &mut w)?;
+            sink.write(&run)
         }
     }
 

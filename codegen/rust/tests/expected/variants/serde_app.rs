@@ -812,10 +812,13 @@ pub mod app {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_runtime::Encode::encode(&self.x, sink)?;
-            ::bebop_runtime::Encode::encode(&self.y, sink)?;
-            ::bebop_runtime::Encode::encode(&self.h, sink)?;
-            ::bebop_runtime::Encode::encode(&self.b, sink)
+            let mut run = [0u8; 16];
+            let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+            ::bebop_runtime::Encode::encode(&self.x, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.y, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.h, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.b, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -870,8 +873,11 @@ pub mod app {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_runtime::Encode::encode(&self.small, sink)?;
-            ::bebop_runtime::Encode::encode(&self.long, sink)
+            let mut run = [0u8; 168];
+            let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+            ::bebop_runtime::Encode::encode(&self.small, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.long, &mut w)?;
+            sink.write(&run)
         }
     }
 
@@ -1038,8 +1044,11 @@ pub mod app {
             ::bebop_runtime::Encode::encode(&self.point, sink)?;
             ::bebop_runtime::Encode::encode(&self.grid, sink)?;
             ::bebop_runtime::Encode::encode(&self.blob, sink)?;
-            ::bebop_runtime::Encode::encode(&self.big, sink)?;
-            ::bebop_runtime::Encode::encode(&self.neg, sink)?;
+            let mut run = [0u8; 24];
+            let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+            ::bebop_runtime::Encode::encode(&self.big, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.neg, &mut w)?;
+            sink.write(&run)?;
             ::bebop_runtime::Encode::encode(&self.stamp, sink)?;
             ::bebop_runtime::Encode::encode(&self.label, sink)
         }
@@ -1998,8 +2007,11 @@ pub mod owned {
                 ::bebop_runtime::Encode::encode(&self.point, sink)?;
                 ::bebop_runtime::Encode::encode(&self.grid, sink)?;
                 ::bebop_runtime::Encode::encode(&self.blob, sink)?;
-                ::bebop_runtime::Encode::encode(&self.big, sink)?;
-                ::bebop_runtime::Encode::encode(&self.neg, sink)?;
+                let mut run = [0u8; 24];
+                let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+                ::bebop_runtime::Encode::encode(&self.big, &mut w)?;
+                ::bebop_runtime::Encode::encode(&self.neg, &mut w)?;
+                sink.write(&run)?;
                 ::bebop_runtime::Encode::encode(&self.stamp, sink)?;
                 ::bebop_runtime::Encode::encode(&self.label, sink)
             }

@@ -70,8 +70,11 @@ pub mod common {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_runtime::Encode::encode(&self.id, sink)?;
-            ::bebop_runtime::Encode::encode(&self.at, sink)
+            let mut run = [0u8; 32];
+            let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+            ::bebop_runtime::Encode::encode(&self.id, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.at, &mut w)?;
+            sink.write(&run)
         }
     }
 

@@ -63,8 +63,11 @@ impl ::bebop_runtime::Encode for Point {
         &self,
         sink: &mut S,
     ) -> ::core::result::Result<(), S::Error> {
-        ::bebop_runtime::Encode::encode(&self.x, sink)?;
-        ::bebop_runtime::Encode::encode(&self.y, sink)
+        let mut run = [0u8; 8];
+        let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+        ::bebop_runtime::Encode::encode(&self.x, &mut w)?;
+        ::bebop_runtime::Encode::encode(&self.y, &mut w)?;
+        sink.write(&run)
     }
 }
 
@@ -908,8 +911,11 @@ pub mod shape {
             &self,
             sink: &mut S,
         ) -> ::core::result::Result<(), S::Error> {
-            ::bebop_runtime::Encode::encode(&self.width, sink)?;
-            ::bebop_runtime::Encode::encode(&self.height, sink)
+            let mut run = [0u8; 8];
+            let mut w = ::bebop_runtime::SliceWriter::new(&mut run);
+            ::bebop_runtime::Encode::encode(&self.width, &mut w)?;
+            ::bebop_runtime::Encode::encode(&self.height, &mut w)?;
+            sink.write(&run)
         }
     }
 }
