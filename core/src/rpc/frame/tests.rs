@@ -381,6 +381,7 @@ proptest! {
 
     /// `append_frame` appends exactly what `encode_frame` writes into a slice, for any flags,
     /// payload (a message too, whose length is patched in) and cursor.
+    #[cfg(feature = "alloc")]
     #[test]
     fn appending_a_frame_gives_the_bytes_of_encoding_it(
         (flags, stream, payload, cursor) in arb_frame(),
