@@ -283,19 +283,13 @@ pub fn encode_frame<T: Encode + ?Sized>(
         Some(n) if e.kind() == ErrorKind::BufferTooSmall => too_small(n),
         _ => e,
     })?;
-    let length = u32::try_from(size)
-        .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))?;
+    let header = header_for(size, flags, stream_id, cursor.is_some())?;
     let total = frame_len(size, cursor.is_some());
     let Some(dst) = out.get_mut(..total) else {
         return Err(too_small(size));
     };
     let (head, rest) = dst.split_at_mut(HEADER_SIZE);
-    let header = FrameHeader {
-        length,
-        flags: with_cursor_flag(flags, cursor.is_some()),
-        stream_id,
-    };
-    head.copy_from_slice(&header.to_wire());
+    head.copy_from_slice(&header);
     if let Some(c) = cursor {
         rest[size..].copy_from_slice(&c.to_le_bytes());
     }
@@ -330,21 +324,13 @@ pub fn append_frame<T: Encode + ?Sized>(
 ) -> Result<usize, Error> {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER_SIZE]);
-    let (size, length) = payload
+    let encoded = payload
         .encode(out)
-        .and_then(|()| {
-            let size = out.len() - start - HEADER_SIZE;
-            u32::try_from(size)
-                .map(|length| (size, length))
-                .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))
-        })
-        .inspect_err(|_| out.truncate(start))?;
-    let header = FrameHeader {
-        length,
-        flags: with_cursor_flag(flags, cursor.is_some()),
-        stream_id,
-    };
-    out[start..start + HEADER_SIZE].copy_from_slice(&header.to_wire());
+        .map(|()| out.len() - start - HEADER_SIZE)
+        .and_then(|size| Ok((size, header_for(size, flags, stream_id, cursor.is_some())?)))
+        .inspect_err(|_| out.truncate(start));
+    let (size, header) = encoded?;
+    out[start..start + HEADER_SIZE].copy_from_slice(&header);
     if let Some(c) = cursor {
         out.extend_from_slice(&c.to_le_bytes());
     }
@@ -362,16 +348,8 @@ pub fn write_frame<W: embedded_io::Write, T: Encode + ?Sized>(
     cursor: Option<u64>,
 ) -> Result<usize, crate::IoError<W::Error>> {
     let size = payload.encoded_size();
-    let length = u32::try_from(size)
-        .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))?;
-    let header = FrameHeader {
-        length,
-        flags: with_cursor_flag(flags, cursor.is_some()),
-        stream_id,
-    };
-    writer
-        .write_all(&header.to_wire())
-        .map_err(crate::IoError::Io)?;
+    let header = header_for(size, flags, stream_id, cursor.is_some())?;
+    writer.write_all(&header).map_err(crate::IoError::Io)?;
     payload.encode_to_io(writer)?;
     if let Some(c) = cursor {
         writer
@@ -379,6 +357,24 @@ pub fn write_frame<W: embedded_io::Write, T: Encode + ?Sized>(
             .map_err(crate::IoError::Io)?;
     }
     Ok(frame_len(size, cursor.is_some()))
+}
+
+/// The header of a frame whose payload takes `size` bytes, `CURSOR` set exactly when `cursor`
+/// is; [`ErrorKind::TooLarge`] for a payload over `u32::MAX` bytes.
+fn header_for(
+    size: usize,
+    flags: FrameFlags,
+    stream_id: u32,
+    cursor: bool,
+) -> Result<[u8; HEADER_SIZE], Error> {
+    let length = u32::try_from(size)
+        .map_err(|_| Error::new(ErrorKind::TooLarge, 0).with_detail(size as u64))?;
+    let header = FrameHeader {
+        length,
+        flags: with_cursor_flag(flags, cursor),
+        stream_id,
+    };
+    Ok(header.to_wire())
 }
 
 fn with_cursor_flag(flags: FrameFlags, cursor: bool) -> FrameFlags {

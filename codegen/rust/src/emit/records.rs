@@ -609,46 +609,39 @@ impl Emitter<'_, '_> {
         // A fixed-size struct is one write, and so is each run of two or more fixed-size
         // scalar fields of a variable-size one: the fields go into a local array first, through
         // a slice writer whose checks the compiler proves true (D53).
-        let runs: Vec<(usize, usize)> = match d.fixed_size {
-            Some(_) if fields.len() > 1 => vec![(0, fields.len())],
+        // (first field, number of fields, bytes) of each one-write group.
+        let runs: Vec<(usize, usize, usize)> = match d.fixed_size {
+            Some(n) if fields.len() > 1 => vec![(0, fields.len(), n)],
             Some(_) => Vec::new(),
             None => self
                 .fixed_runs(None, fields)
                 .into_iter()
-                .map(|(start, sizes)| (start, sizes.len()))
+                .map(|(start, sizes)| (start, sizes.len(), sizes.iter().sum()))
                 .collect(),
         };
         let mut i = 0;
         while i < fields.len() {
-            let last = i + 1 == fields.len();
-            if let Some(&(_, count)) = runs.iter().find(|(start, _)| *start == i) {
-                let group = &fields[i..i + count];
-                let size: usize = group
-                    .iter()
-                    .filter_map(|f| fixed_size(self.model, &f.ty))
-                    .sum();
-                let whole = d.fixed_size.is_some();
-                let len = d.fixed_size.unwrap_or(size);
-                code.line(format_args!("let mut run = [0u8; {len}];"));
+            if let Some(&(_, count, bytes)) = runs.iter().find(|run| run.0 == i) {
+                code.line(format_args!("let mut run = [0u8; {bytes}];"));
                 code.line(format_args!(
                     "let mut w = {rt}::SliceWriter::new(&mut run);"
                 ));
-                for f in group {
+                for f in &fields[i..i + count] {
                     code.line(format_args!(
                         "{rt}::Encode::encode(&self.{}, &mut w)?;",
                         ident_text(&f.name)
                     ));
                 }
-                i += if whole { fields.len() } else { count };
-                if i == fields.len() {
-                    code.line("sink.write(&run)");
+                i += count;
+                code.line(if i == fields.len() {
+                    "sink.write(&run)"
                 } else {
-                    code.line("sink.write(&run)?;");
-                }
+                    "sink.write(&run)?;"
+                });
                 continue;
             }
             let f = &fields[i];
-            if last {
+            if i + 1 == fields.len() {
                 code.call(
                     "",
                     &format!("{rt}::Encode::encode"),
