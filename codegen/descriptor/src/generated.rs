@@ -1042,10 +1042,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.map_value {
                         sink.write_field(6, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.defined_fqn {
-                        sink.write_field(7, v)?;
+                    match &self.defined_fqn {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(7, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1425,10 +1428,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.args {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.export_data {
-                        sink.write_field(3, v)?;
+                    match &self.export_data {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1565,10 +1571,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.index {
                         sink.write_field(4, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.decorators {
-                        sink.write_field(5, v)?;
+                    match &self.decorators {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(5, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1707,10 +1716,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.decorators {
                         sink.write_field(4, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.value_expr {
-                        sink.write_field(5, v)?;
+                    match &self.value_expr {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(5, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1862,10 +1874,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.name {
                         sink.write_field(5, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.decorators {
-                        sink.write_field(6, v)?;
+                    match &self.decorators {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(6, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -2030,10 +2045,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.id {
                         sink.write_field(6, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.decorators {
-                        sink.write_field(7, v)?;
+                    match &self.decorators {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(7, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -2337,11 +2355,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.fields {
+                |sink| match &self.fields {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -2409,11 +2428,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.branches {
+                |sink| match &self.branches {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -2481,11 +2501,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.methods {
+                |sink| match &self.methods {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -2579,10 +2600,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.r#type {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.value {
-                        sink.write_field(2, v)?;
+                    match &self.value {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -2741,10 +2765,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.default_value {
                         sink.write_field(5, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.allowed_values {
-                        sink.write_field(6, v)?;
+                    match &self.allowed_values {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(6, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -2889,10 +2916,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.validate_source {
                         sink.write_field(4, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.export_source {
-                        sink.write_field(5, v)?;
+                    match &self.export_source {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(5, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -3152,10 +3182,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.const_def {
                         sink.write_field(13, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.decorator_def {
-                        sink.write_field(14, v)?;
+                    match &self.decorator_def {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(14, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -3304,10 +3337,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.trailing_comments {
                         sink.write_field(4, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.detached_comments {
-                        sink.write_field(5, v)?;
+                    match &self.detached_comments {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(5, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -3375,11 +3411,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.locations {
+                |sink| match &self.locations {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -3537,10 +3574,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.definitions {
                         sink.write_field(5, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.source_code_info {
-                        sink.write_field(6, v)?;
+                    match &self.source_code_info {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(6, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -3608,11 +3648,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.schemas {
+                |sink| match &self.schemas {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -3838,10 +3879,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.schemas {
                         sink.write_field(4, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.host_options {
-                        sink.write_field(5, v)?;
+                    match &self.host_options {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(5, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -4188,10 +4232,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.content {
                         sink.write_field(3, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.generated_code_info {
-                        sink.write_field(4, v)?;
+                    match &self.generated_code_info {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(4, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -4301,10 +4348,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.files {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.diagnostics {
-                        sink.write_field(3, v)?;
+                    match &self.diagnostics {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -4548,10 +4598,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.map_value {
                             sink.write_field(6, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.defined_fqn {
-                            sink.write_field(7, v)?;
+                        match &self.defined_fqn {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(7, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -5032,10 +5085,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.args {
                             sink.write_field(2, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.export_data {
-                            sink.write_field(3, v)?;
+                        match &self.export_data {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(3, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -5190,10 +5246,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.index {
                             sink.write_field(4, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.decorators {
-                            sink.write_field(5, v)?;
+                        match &self.decorators {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(5, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -5354,10 +5413,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.decorators {
                             sink.write_field(4, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.value_expr {
-                            sink.write_field(5, v)?;
+                        match &self.value_expr {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(5, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -5528,10 +5590,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.name {
                             sink.write_field(5, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.decorators {
-                            sink.write_field(6, v)?;
+                        match &self.decorators {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(6, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -5714,10 +5779,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.id {
                             sink.write_field(6, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.decorators {
-                            sink.write_field(7, v)?;
+                        match &self.decorators {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(7, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -6117,11 +6185,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.fields {
+                    |sink| match &self.fields {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }
@@ -6225,11 +6294,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.branches {
+                    |sink| match &self.branches {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }
@@ -6336,11 +6406,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.methods {
+                    |sink| match &self.methods {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }
@@ -6461,10 +6532,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.r#type {
                             sink.write_field(1, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.value {
-                            sink.write_field(2, v)?;
+                        match &self.value {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(2, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -6625,10 +6699,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.default_value {
                             sink.write_field(5, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.allowed_values {
-                            sink.write_field(6, v)?;
+                        match &self.allowed_values {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(6, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -6797,10 +6874,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.validate_source {
                             sink.write_field(4, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.export_source {
-                            sink.write_field(5, v)?;
+                        match &self.export_source {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(5, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -7035,10 +7115,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.const_def {
                             sink.write_field(13, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.decorator_def {
-                            sink.write_field(14, v)?;
+                        match &self.decorator_def {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(14, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -7232,10 +7315,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.trailing_comments {
                             sink.write_field(4, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.detached_comments {
-                            sink.write_field(5, v)?;
+                        match &self.detached_comments {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(5, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -7356,11 +7442,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.locations {
+                    |sink| match &self.locations {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }
@@ -7524,10 +7611,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.definitions {
                             sink.write_field(5, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.source_code_info {
-                            sink.write_field(6, v)?;
+                        match &self.source_code_info {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(6, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -7649,11 +7739,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_runtime::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.schemas {
+                    |sink| match &self.schemas {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }
@@ -7947,10 +8038,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.schemas {
                             sink.write_field(4, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.host_options {
-                            sink.write_field(5, v)?;
+                        match &self.host_options {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(5, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -8285,10 +8379,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.content {
                             sink.write_field(3, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.generated_code_info {
-                            sink.write_field(4, v)?;
+                        match &self.generated_code_info {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(4, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -8424,10 +8521,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.files {
                             sink.write_field(2, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.diagnostics {
-                            sink.write_field(3, v)?;
+                        match &self.diagnostics {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(3, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }

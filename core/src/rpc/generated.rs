@@ -798,10 +798,13 @@ pub mod bebop {
                     if let ::core::option::Option::Some(v) = &self.detail {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.metadata {
-                        sink.write_field(3, v)?;
+                    match &self.metadata {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -873,11 +876,12 @@ pub mod bebop {
         fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.metadata {
+                |sink| match &self.metadata {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -1755,11 +1759,12 @@ pub mod bebop {
         fn encode<S: crate::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || crate::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.ids {
+                |sink| match &self.ids {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }

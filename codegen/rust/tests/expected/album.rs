@@ -327,10 +327,13 @@ impl ::bebop_core::Encode for Song<'_> {
                 if let ::core::option::Option::Some(v) = &self.year {
                     sink.write_field(2, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.performers {
-                    sink.write_field(3, v)?;
+                match &self.performers {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(3, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -917,10 +920,13 @@ pub mod owned {
                     if let ::core::option::Option::Some(v) = &self.year {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.performers {
-                        sink.write_field(3, v)?;
+                    match &self.performers {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }

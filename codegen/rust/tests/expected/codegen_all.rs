@@ -4006,10 +4006,13 @@ pub mod codegen {
                         if let ::core::option::Option::Some(v) = &self.hundredth {
                             sink.write_field(100, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.last {
-                            sink.write_field(255, v)?;
+                        match &self.last {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(255, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -4164,10 +4167,13 @@ pub mod codegen {
                         if let ::core::option::Option::Some(v) = &self.current {
                             sink.write_field(1, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.new_name {
-                            sink.write_field(4, v)?;
+                        match &self.new_name {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(4, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -6306,10 +6312,13 @@ pub mod codegen {
                         if let ::core::option::Option::Some(v) = &self.inline_union {
                             sink.write_field(8, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.nested {
-                            sink.write_field(9, v)?;
+                        match &self.nested {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(9, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -8087,11 +8096,12 @@ pub mod codegen {
                 ) -> ::core::result::Result<(), S::Error> {
                     sink.write_prefixed(
                         || ::bebop_core::Encode::encoded_size(self) - 4,
-                        |sink| {
-                            if let ::core::option::Option::Some(v) = &self.data {
+                        |sink| match &self.data {
+                            ::core::option::Option::Some(v) => {
                                 sink.write_field(1, v)?;
+                                sink.write(&[0])
                             }
-                            sink.write(&[0])
+                            ::core::option::Option::None => sink.write(&[0]),
                         },
                     )
                 }
@@ -8752,11 +8762,12 @@ pub mod base {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.value {
+                |sink| match &self.value {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -11913,10 +11924,13 @@ pub mod owned {
                             if let ::core::option::Option::Some(v) = &self.hundredth {
                                 sink.write_field(100, v)?;
                             }
-                            if let ::core::option::Option::Some(v) = &self.last {
-                                sink.write_field(255, v)?;
+                            match &self.last {
+                                ::core::option::Option::Some(v) => {
+                                    sink.write_field(255, v)?;
+                                    sink.write(&[0])
+                                }
+                                ::core::option::Option::None => sink.write(&[0]),
                             }
-                            sink.write(&[0])
                         },
                     )
                 }
@@ -12071,10 +12085,13 @@ pub mod owned {
                             if let ::core::option::Option::Some(v) = &self.current {
                                 sink.write_field(1, v)?;
                             }
-                            if let ::core::option::Option::Some(v) = &self.new_name {
-                                sink.write_field(4, v)?;
+                            match &self.new_name {
+                                ::core::option::Option::Some(v) => {
+                                    sink.write_field(4, v)?;
+                                    sink.write(&[0])
+                                }
+                                ::core::option::Option::None => sink.write(&[0]),
                             }
-                            sink.write(&[0])
                         },
                     )
                 }
@@ -13914,10 +13931,13 @@ pub mod owned {
                             if let ::core::option::Option::Some(v) = &self.inline_union {
                                 sink.write_field(8, v)?;
                             }
-                            if let ::core::option::Option::Some(v) = &self.nested {
-                                sink.write_field(9, v)?;
+                            match &self.nested {
+                                ::core::option::Option::Some(v) => {
+                                    sink.write_field(9, v)?;
+                                    sink.write(&[0])
+                                }
+                                ::core::option::Option::None => sink.write(&[0]),
                             }
-                            sink.write(&[0])
                         },
                     )
                 }
@@ -15990,11 +16010,12 @@ pub mod owned {
                     ) -> ::core::result::Result<(), S::Error> {
                         sink.write_prefixed(
                             || ::bebop_core::Encode::encoded_size(self) - 4,
-                            |sink| {
-                                if let ::core::option::Option::Some(v) = &self.data {
+                            |sink| match &self.data {
+                                ::core::option::Option::Some(v) => {
                                     sink.write_field(1, v)?;
+                                    sink.write(&[0])
                                 }
-                                sink.write(&[0])
+                                ::core::option::Option::None => sink.write(&[0]),
                             },
                         )
                     }
@@ -16614,11 +16635,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_core::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.value {
+                    |sink| match &self.value {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }

@@ -346,11 +346,12 @@ pub mod base {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.value {
+                |sink| match &self.value {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -522,11 +523,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_core::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.value {
+                    |sink| match &self.value {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }

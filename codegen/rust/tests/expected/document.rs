@@ -132,10 +132,13 @@ pub mod test {
                     if let ::core::option::Option::Some(v) = &self.tags {
                         sink.write_field(3, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.content {
-                        sink.write_field(4, v)?;
+                    match &self.content {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(4, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -437,11 +440,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.fields {
+                |sink| match &self.fields {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -518,11 +522,12 @@ pub mod bebop {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.values {
+                |sink| match &self.values {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -1016,10 +1021,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.tags {
                             sink.write_field(3, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.content {
-                            sink.write_field(4, v)?;
+                        match &self.content {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(4, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -1327,11 +1335,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_core::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.fields {
+                    |sink| match &self.fields {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }
@@ -1443,11 +1452,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_core::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.values {
+                    |sink| match &self.values {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }

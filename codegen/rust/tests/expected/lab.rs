@@ -534,10 +534,13 @@ impl ::bebop_core::Encode for MediaMessage<'_> {
                 if let ::core::option::Option::Some(v) = &self.codec {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.data {
-                    sink.write_field(2, v)?;
+                match &self.data {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -1707,10 +1710,13 @@ pub mod owned {
                     if let ::core::option::Option::Some(v) = &self.codec {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.data {
-                        sink.write_field(2, v)?;
+                    match &self.data {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }

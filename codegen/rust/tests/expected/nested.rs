@@ -644,11 +644,12 @@ pub mod event {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.data {
+                |sink| match &self.data {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }
@@ -1606,11 +1607,12 @@ pub mod owned {
             ) -> ::core::result::Result<(), S::Error> {
                 sink.write_prefixed(
                     || ::bebop_core::Encode::encoded_size(self) - 4,
-                    |sink| {
-                        if let ::core::option::Option::Some(v) = &self.data {
+                    |sink| match &self.data {
+                        ::core::option::Option::Some(v) => {
                             sink.write_field(1, v)?;
+                            sink.write(&[0])
                         }
-                        sink.write(&[0])
+                        ::core::option::Option::None => sink.write(&[0]),
                     },
                 )
             }

@@ -324,10 +324,13 @@ pub mod app {
                     if let ::core::option::Option::Some(v) = &self.dimensions {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.tint {
-                        sink.write_field(3, v)?;
+                    match &self.tint {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }

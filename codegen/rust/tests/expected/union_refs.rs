@@ -132,11 +132,12 @@ impl ::bebop_core::Encode for Payload<'_> {
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
         sink.write_prefixed(
             || ::bebop_core::Encode::encoded_size(self) - 4,
-            |sink| {
-                if let ::core::option::Option::Some(v) = &self.data {
+            |sink| match &self.data {
+                ::core::option::Option::Some(v) => {
                     sink.write_field(1, v)?;
+                    sink.write(&[0])
                 }
-                sink.write(&[0])
+                ::core::option::Option::None => sink.write(&[0]),
             },
         )
     }
@@ -591,11 +592,12 @@ pub mod owned {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.data {
+                |sink| match &self.data {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }

@@ -179,11 +179,12 @@ impl ::bebop_core::Encode for PublicMessage<'_> {
     fn encode<S: ::bebop_core::Sink>(&self, sink: &mut S) -> ::core::result::Result<(), S::Error> {
         sink.write_prefixed(
             || ::bebop_core::Encode::encoded_size(self) - 4,
-            |sink| {
-                if let ::core::option::Option::Some(v) = &self.name {
+            |sink| match &self.name {
+                ::core::option::Option::Some(v) => {
                     sink.write_field(1, v)?;
+                    sink.write(&[0])
                 }
-                sink.write(&[0])
+                ::core::option::Option::None => sink.write(&[0]),
             },
         )
     }
@@ -850,11 +851,12 @@ pub mod owned {
         ) -> ::core::result::Result<(), S::Error> {
             sink.write_prefixed(
                 || ::bebop_core::Encode::encoded_size(self) - 4,
-                |sink| {
-                    if let ::core::option::Option::Some(v) = &self.name {
+                |sink| match &self.name {
+                    ::core::option::Option::Some(v) => {
                         sink.write_field(1, v)?;
+                        sink.write(&[0])
                     }
-                    sink.write(&[0])
+                    ::core::option::Option::None => sink.write(&[0]),
                 },
             )
         }

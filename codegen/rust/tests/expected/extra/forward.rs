@@ -1345,10 +1345,13 @@ pub mod fwd {
                     if let ::core::option::Option::Some(v) = &self.events {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.holder {
-                        sink.write_field(3, v)?;
+                    match &self.holder {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1954,10 +1957,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.events {
                             sink.write_field(2, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.holder {
-                            sink.write_field(3, v)?;
+                        match &self.holder {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(3, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }

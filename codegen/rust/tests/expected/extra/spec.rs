@@ -464,10 +464,13 @@ impl ::bebop_core::Encode for TreeNode<'_> {
                 if let ::core::option::Option::Some(v) = &self.value {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.children {
-                    sink.write_field(2, v)?;
+                match &self.children {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -565,10 +568,13 @@ impl ::bebop_core::Encode for Chain<'_> {
                 if let ::core::option::Option::Some(v) = &self.value {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.next {
-                    sink.write_field(2, v)?;
+                match &self.next {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -1469,10 +1475,13 @@ pub mod owned {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.children {
-                        sink.write_field(2, v)?;
+                    match &self.children {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1584,10 +1593,13 @@ pub mod owned {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.next {
-                        sink.write_field(2, v)?;
+                    match &self.next {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }

@@ -103,10 +103,13 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.next {
-                        sink.write_field(2, v)?;
+                    match &self.next {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -245,10 +248,13 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.pair {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.label {
-                        sink.write_field(2, v)?;
+                    match &self.label {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -522,10 +528,13 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.layers {
                         sink.write_field(5, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.atlas {
-                        sink.write_field(6, v)?;
+                    match &self.atlas {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(6, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -742,10 +751,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.value {
                             sink.write_field(1, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.next {
-                            sink.write_field(2, v)?;
+                        match &self.next {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(2, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -957,10 +969,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.pair {
                             sink.write_field(1, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.label {
-                            sink.write_field(2, v)?;
+                        match &self.label {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(2, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -1338,10 +1353,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.layers {
                             sink.write_field(5, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.atlas {
-                            sink.write_field(6, v)?;
+                        match &self.atlas {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(6, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }

@@ -102,10 +102,13 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.next {
-                        sink.write_field(2, v)?;
+                    match &self.next {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -326,10 +329,13 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.pair {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.label {
-                        sink.write_field(2, v)?;
+                    match &self.label {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -724,10 +730,13 @@ pub mod rec {
                     if let ::core::option::Option::Some(v) = &self.layers {
                         sink.write_field(5, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.atlas {
-                        sink.write_field(6, v)?;
+                    match &self.atlas {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(6, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }

@@ -1223,10 +1223,13 @@ pub mod app {
                     if let ::core::option::Option::Some(v) = &self.bits {
                         sink.write_field(6, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.labels {
-                        sink.write_field(7, v)?;
+                    match &self.labels {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(7, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1427,10 +1430,13 @@ pub mod app {
                     if let ::core::option::Option::Some(v) = &self.children {
                         sink.write_field(2, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.shape {
-                        sink.write_field(3, v)?;
+                    match &self.shape {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(3, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1519,10 +1525,13 @@ pub mod app {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.next {
-                        sink.write_field(2, v)?;
+                    match &self.next {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -2216,10 +2225,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.bits {
                             sink.write_field(6, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.labels {
-                            sink.write_field(7, v)?;
+                        match &self.labels {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(7, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -2512,10 +2524,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.children {
                             sink.write_field(2, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.shape {
-                            sink.write_field(3, v)?;
+                        match &self.shape {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(3, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }
@@ -2637,10 +2652,13 @@ pub mod owned {
                         if let ::core::option::Option::Some(v) = &self.value {
                             sink.write_field(1, v)?;
                         }
-                        if let ::core::option::Option::Some(v) = &self.next {
-                            sink.write_field(2, v)?;
+                        match &self.next {
+                            ::core::option::Option::Some(v) => {
+                                sink.write_field(2, v)?;
+                                sink.write(&[0])
+                            }
+                            ::core::option::Option::None => sink.write(&[0]),
                         }
-                        sink.write(&[0])
                     },
                 )
             }

@@ -412,10 +412,13 @@ impl ::bebop_runtime::Encode for TreeNode<'_> {
                 if let ::core::option::Option::Some(v) = &self.value {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.children {
-                    sink.write_field(2, v)?;
+                match &self.children {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -504,10 +507,13 @@ impl ::bebop_runtime::Encode for Chain<'_> {
                 if let ::core::option::Option::Some(v) = &self.value {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.next {
-                    sink.write_field(2, v)?;
+                match &self.next {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -1332,10 +1338,13 @@ pub mod owned {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.children {
-                        sink.write_field(2, v)?;
+                    match &self.children {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }
@@ -1450,10 +1459,13 @@ pub mod owned {
                     if let ::core::option::Option::Some(v) = &self.value {
                         sink.write_field(1, v)?;
                     }
-                    if let ::core::option::Option::Some(v) = &self.next {
-                        sink.write_field(2, v)?;
+                    match &self.next {
+                        ::core::option::Option::Some(v) => {
+                            sink.write_field(2, v)?;
+                            sink.write(&[0])
+                        }
+                        ::core::option::Option::None => sink.write(&[0]),
                     }
-                    sink.write(&[0])
                 },
             )
         }

@@ -585,10 +585,13 @@ impl ::bebop_runtime::Encode for TreeNode<'_> {
                 if let ::core::option::Option::Some(v) = &self.value {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.children {
-                    sink.write_field(2, v)?;
+                match &self.children {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
@@ -718,10 +721,13 @@ impl ::bebop_runtime::Encode for Chain<'_> {
                 if let ::core::option::Option::Some(v) = &self.value {
                     sink.write_field(1, v)?;
                 }
-                if let ::core::option::Option::Some(v) = &self.next {
-                    sink.write_field(2, v)?;
+                match &self.next {
+                    ::core::option::Option::Some(v) => {
+                        sink.write_field(2, v)?;
+                        sink.write(&[0])
+                    }
+                    ::core::option::Option::None => sink.write(&[0]),
                 }
-                sink.write(&[0])
             },
         )
     }
