@@ -80,7 +80,8 @@ pub struct Results {
     pub scaling: Vec<ScalingRow>,
     /// Bandwidth against memcpy.
     pub bandwidth: Vec<BandwidthRow>,
-    /// Decode + walk against rkyv, measured in alternating pairs.
+    /// Decode + walk against rkyv and encode against bincode and rkyv, measured in
+    /// alternating pairs ([`PAIRED`]).
     pub pairs: Vec<PairedRow>,
     /// Trees, JSON values, documents and arrays of embeddings read in one pass, against the view's decode + walk
     /// and rkyv's, in alternating pairs.
@@ -197,31 +198,46 @@ struct Collector<'o> {
     error: Option<String>,
     index: usize,
     visited: Vec<WorkloadInfo>,
-    /// Each workload's decode + walk pairs against rkyv, one entry per pass.
-    pairs: Vec<(&'static str, Vec<PairSamples>)>,
+    /// Each workload's pairs of every kind in [`PAIRED`], one entry per pass.
+    pairs: Vec<(&'static str, Paired, Vec<PairSamples>)>,
 }
 
-/// The operation and formats measured in pairs.
-const PAIRED: (Op, Format, Format) = (Op::DecodeWalk, Format::Bebop, Format::Rkyv);
+/// An operation, our format and a peer's, measured in pairs.
+type Paired = (Op, Format, Format);
+
+/// What is measured in pairs, for every workload: decode + walk against rkyv, the fastest
+/// reader among the peers, and encode against bincode and rkyv, the fastest writers (each is
+/// the fastest peer's encode on some rows of the main table).
+pub const PAIRED: [Paired; 3] = [
+    (Op::DecodeWalk, Format::Bebop, Format::Rkyv),
+    (Op::Encode, Format::Bebop, Format::Bincode),
+    (Op::Encode, Format::Bebop, Format::Rkyv),
+];
 
 impl Collector<'_> {
-    /// One pass's pairs of `prepared`'s workload ([`PAIRED`]).
+    /// One pass's pairs of `prepared`'s workload, of every kind in [`PAIRED`].
     fn pairs<S: Shape>(&mut self, prepared: &Prepared<'_, S>) {
         let config = if self.options.quick {
             PairConfig::QUICK
         } else {
             PairConfig::FULL
         };
-        let (op, ours, peer) = PAIRED;
-        let samples = measure_pair(
-            &mut *prepared.runner(ours, op),
-            &mut *prepared.runner(peer, op),
-            &config,
-        );
         let name = prepared.info.name;
-        match self.pairs.iter_mut().find(|(w, _)| *w == name) {
-            Some((_, passes)) => passes.push(samples),
-            None => self.pairs.push((name, vec![samples])),
+        for kind in PAIRED {
+            let (op, ours, peer) = kind;
+            let samples = measure_pair(
+                &mut *prepared.runner(ours, op),
+                &mut *prepared.runner(peer, op),
+                &config,
+            );
+            match self
+                .pairs
+                .iter_mut()
+                .find(|(w, k, _)| *w == name && *k == kind)
+            {
+                Some((_, _, passes)) => passes.push(samples),
+                None => self.pairs.push((name, kind, vec![samples])),
+            }
         }
     }
 }
@@ -448,11 +464,11 @@ pub fn run(options: &RunOptions) -> Result<Results, String> {
         pairs: collector
             .pairs
             .iter()
-            .map(|(workload, passes)| PairedRow {
+            .map(|&(workload, (op, ours, peer), ref passes)| PairedRow {
                 workload,
-                op: PAIRED.0,
-                ours: PAIRED.1,
-                peer: PAIRED.2,
+                op,
+                ours,
+                peer,
                 timing: PairTiming::of(passes),
             })
             .collect(),

@@ -2,7 +2,7 @@
 
 use bebop_workloads::compare::Comparison;
 use bebop_workloads::report;
-use bebop_workloads::runner::{RunOptions, run};
+use bebop_workloads::runner::{PAIRED, RunOptions, run};
 use bebop_workloads::suite::{ASCII_WORKLOADS, Format, Op, WORKLOADS};
 use bebop_workloads::timing::TimingConfig;
 
@@ -49,13 +49,23 @@ fn quick_mode_covers_everything_and_writes_the_report() {
         WORKLOADS.len() * (Format::ALL.len() - 1)
     );
     assert!(!results.scaling.is_empty() && !results.bandwidth.is_empty());
-    // Decode + walk against rkyv in pairs: one row per workload, two pairs in quick mode.
-    assert_eq!(results.pairs.len(), results.meta.workloads.len());
+    // Decode + walk against rkyv and encode against bincode and rkyv in pairs: one row of
+    // each per workload, two pairs each in quick mode.
+    assert_eq!(
+        results.pairs.len(),
+        PAIRED.len() * results.meta.workloads.len()
+    );
+    for kind in PAIRED {
+        let rows: Vec<_> = results
+            .pairs
+            .iter()
+            .filter(|r| (r.op, r.ours, r.peer) == kind)
+            .map(|r| r.workload)
+            .collect();
+        let names: Vec<_> = results.meta.workloads.iter().map(|w| w.name).collect();
+        assert_eq!(rows, names, "{kind:?}");
+    }
     for row in &results.pairs {
-        assert_eq!(
-            (row.op, row.ours, row.peer),
-            (Op::DecodeWalk, Format::Bebop, Format::Rkyv)
-        );
         assert_eq!(row.timing.pairs, 2, "{}", row.workload);
         assert!(row.timing.median > 0.0, "{}", row.workload);
     }
@@ -75,6 +85,8 @@ fn quick_mode_covers_everything_and_writes_the_report() {
     assert!(md.contains("Quick mode"));
     assert!(md.contains("## Against the previous run"));
     assert!(md.contains("### Against rkyv, measured in pairs"));
+    assert!(md.contains("### Encode against bincode and rkyv, measured in pairs"));
+    assert!(md.contains("| workload (encode) | bincode / bebop |"));
     for w in WORKLOADS {
         assert!(
             md.contains(&format!("| {} |", w.name)),
